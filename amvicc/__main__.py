@@ -1,0 +1,5 @@
+"""``python -m amvicc VERB ...``, the same as ``amvicc VERB ...``."""
+
+from amvicc.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Helpers for testing amvicc and trying it offline: a fake OpenAI-compatible server."""

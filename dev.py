@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""The quickstart's two commands, each setting up what it needs in ./.venv first.
+
+    python3 dev.py demo    # the main job, offline, on embedded defaults
+    python3 dev.py test    # ruff, mypy and the test suite (what CI runs)
+
+Only Python 3.11+ and pip are needed. Set AMVICC_TORCH to install another torch build
+(default: torch==2.13.0, the CPU build these machines carry; on a GPU machine use your CUDA one).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+PYTHON = BIN / "python"
+
+
+def _run(*command: str | Path, **kwargs: object) -> None:
+    print("+", " ".join(str(c) for c in command), flush=True)
+    result = subprocess.run([str(c) for c in command], cwd=ROOT, check=False, **kwargs)  # type: ignore[call-overload]
+    if result.returncode:
+        sys.exit(result.returncode)
+
+
+def _has_module(module: str) -> bool:
+    probe = subprocess.run([PYTHON, "-c", f"import {module}"], capture_output=True, check=False)
+    return probe.returncode == 0
+
+
+def setup(extra: str | None) -> None:
+    """Create .venv and install amvicc (editable) with ``extra``; skipped when up to date."""
+    if sys.version_info < (3, 11):  # noqa: UP036 (dev.py runs before any check of the version)
+        sys.exit(f"amvicc needs Python 3.11 or newer; this is {sys.version.split()[0]}")
+    if not PYTHON.exists():
+        print(f"creating {VENV}", flush=True)
+        venv.create(VENV, with_pip=True)
+    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    stamp = VENV / f".amvicc-installed-{extra or 'base'}"
+    if stamp.exists() and stamp.read_text() == digest and _has_module("amvicc"):
+        return
+    pip = [PYTHON, "-m", "pip", "install", "--disable-pip-version-check", "-q"]
+    if not _has_module("torch"):
+        _run(*pip, os.environ.get("AMVICC_TORCH", "torch==2.13.0"))
+    target = f".[{extra}]" if extra else "."
+    _run(*pip, "-e", target)
+    stamp.write_text(digest)
+
+
+def _ensure_chromium() -> None:
+    """The browser test drives Debian's chromium; install it where we may (CI runs as root)."""
+    if shutil.which("chromium") or not shutil.which("apt-get"):
+        return
+    if hasattr(os, "geteuid") and os.geteuid() != 0:
+        print("note: install Debian's chromium for the browser test (apt-get install chromium)")
+        return
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    _run("apt-get", "update", "-qq", env=env)
+    _run("apt-get", "install", "-y", "-qq", "chromium", env=env)
+
+
+def demo() -> None:
+    """Run the offline demo on embedded defaults."""
+    setup(None)
+    _run(BIN / "amvicc", "demo", *sys.argv[2:])
+
+
+def test() -> None:
+    """Lint, type-check and run the whole test suite."""
+    setup("test")
+    _ensure_chromium()
+    _run(BIN / "ruff", "check", ".")
+    _run(BIN / "ruff", "format", "--check", ".")
+    _run(BIN / "mypy", "amvicc")
+    _run(PYTHON, "-m", "pytest", *sys.argv[2:])
+
+
+TASKS = {"demo": demo, "test": test}
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2 or sys.argv[1] not in TASKS:
+        sys.exit(f"usage: python3 dev.py {{{','.join(TASKS)}}} [extra arguments]")
+    TASKS[sys.argv[1]]()

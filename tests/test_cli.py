@@ -1,0 +1,93 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from amvicc.cli import VERB_MODULES, build_parser, main, parse_index_ranges
+
+
+def test_every_verb_has_help_with_an_example(capsys: pytest.CaptureFixture[str]) -> None:
+    for name in VERB_MODULES:
+        with pytest.raises(SystemExit) as exit_info:
+            main([name, "--help"])
+        assert exit_info.value.code == 0
+        out = capsys.readouterr().out
+        assert "example:" in out and f"amvicc {name}" in out
+
+
+def test_top_level_help_lists_verbs() -> None:
+    text = build_parser().format_help()
+    for name in VERB_MODULES:
+        assert name in text
+
+
+def test_prompts_check_on_the_shipped_catalogue(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["prompts", "check"]) == 0
+    out = capsys.readouterr().out
+    for line in (
+        "questions    300",
+        "pairs        150",
+        "600 (300 implicit, 300 explicit)",
+        "categories   9",
+        "rubrics      9 categories",
+    ):
+        assert line in out
+
+
+def test_prompts_check_reports_problems_and_exits_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.csv"
+    bad.write_text(
+        "index,pair,category_code,category,question,options,answer,implicit_prompt,explicit_prompt\n"
+        "1,1,tx,Text,Q?,(a) Yes (b) No,(a),a street,a street\n"
+        "3,2,tx,Text,Q?,(a) Yes (b) No,(a),a road,a road with a sign\n"
+    )
+    assert main(["prompts", "check", str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert f"{bad}:2: explicit prompt is identical to the implicit prompt" in out
+    assert f"{bad}:3: pair 2 has 1 question(s) (line 3), not 2" in out
+
+
+def test_prompts_show_lists_a_category(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["prompts", "show", "--category", "tx", "--kind", "explicit"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 14
+    assert lines[0].split()[:3] == ["9", "tx", "explicit"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (["prompts", "show", "--categories", "zz"], "unknown category 'zz'"),
+        (["prompts", "check", "missing.csv"], "catalogue missing.csv does not exist"),
+        (["prompts", "show", "--limit", "0"], "must be at least 1"),
+        (["prompts", "show", "--index", "5-2"], "not a range"),
+        (["nosuchverb"], "invalid choice"),
+    ],
+)
+def test_user_mistakes_are_one_line_and_exit_2(argv: list[str], fragment: str) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "amvicc", *argv], capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 2
+    assert fragment in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_verbs_run_as_modules() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "amvicc.prompts", "check"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0 and "questions    300" in proc.stdout
+
+
+def test_index_ranges() -> None:
+    assert parse_index_ranges("1-3,99, 279-280") == {1, 2, 3, 99, 279, 280}

@@ -1,0 +1,72 @@
+"""A plain (non-editable) install finds the catalogue, rubrics and pipeline files."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.slow
+def test_wheel_carries_and_finds_its_data(tmp_path: Path) -> None:
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path / "dist"),
+            str(REPO),
+        ],
+        check=True,
+    )
+    (wheel,) = (tmp_path / "dist").glob("amvicc-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "amvicc/_data/prompts/amvicc.csv" in names
+    assert "amvicc/_data/rubrics/tx.md" in names
+    assert any(n.startswith("amvicc/_data/pipelines/") for n in names)
+
+    target = tmp_path / "site"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "-q",
+            "--target",
+            str(target),
+            str(wheel),
+        ],
+        check=True,
+    )
+    probe = (
+        "import amvicc, amvicc.resources as r, amvicc.rubrics as ru;"
+        "print(amvicc.__file__);"
+        "print(r.resource_dir('pipelines'));"
+        "print(len(amvicc.load_catalogue().prompts()), len(ru.load_rubrics()))"
+    )
+    # Run outside the source tree, with the installed copy first on the path.
+    env = {**os.environ, "PYTHONPATH": str(target)}
+    out = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    assert out[0].startswith(str(target))
+    assert out[1] == str(target / "amvicc" / "_data" / "pipelines")
+    assert out[2] == "600 9"
