@@ -5,6 +5,7 @@ find and edit them; a wheel carries copies inside the package under ``amvicc/_da
 ``pyproject.toml``). A source checkout or an editable install reads the top-level folders.
 """
 
+import os
 from pathlib import Path
 from typing import Literal
 
@@ -33,3 +34,14 @@ def resource_dir(name: ResourceName) -> Path:
 def default_catalogue_path() -> Path:
     """The shipped AMVICC catalogue (300 questions, 600 prompts)."""
     return resource_dir("prompts") / "amvicc.csv"
+
+
+def cache_dir(*parts: str) -> Path:
+    """A folder under amvicc's cache (``$AMVICC_CACHE``, else ``~/.cache/amvicc``), created.
+
+    Smoke-test models are built here once and then loaded like any downloaded model.
+    """
+    root = Path(os.environ.get("AMVICC_CACHE") or Path.home() / ".cache" / "amvicc")
+    folder = root.joinpath(*parts)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
