@@ -1,0 +1,91 @@
+"""Which share of the work this process does under ``accelerate launch`` (or ``torchrun``).
+
+A single process needs nothing from here. Under a launcher (``WORLD_SIZE`` > 1), accelerate's
+:class:`~accelerate.PartialState` gives the process its index and device, a barrier, and a way
+to gather every process's counts for the summary.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+ValueT = TypeVar("ValueT")
+
+
+@dataclass(frozen=True)
+class ProcessLayout:
+    """This process's place among the processes sharing a run.
+
+    Attributes:
+        index: this process (0 is the main one: it records the run and prints).
+        count: how many processes share the run.
+        device: the device the launcher assigned this process, if any.
+    """
+
+    index: int = 0
+    count: int = 1
+    device: str | None = None
+    _state: Any = None
+
+    @property
+    def is_main(self) -> bool:
+        """Whether this process records the run and prints the progress and summary."""
+        return self.index == 0
+
+    def barrier(self) -> None:
+        """Wait until every process reaches this point."""
+        if self._state is not None:
+            self._state.wait_for_everyone()
+
+    @contextmanager
+    def main_first(self) -> Iterator[None]:
+        """Run the block on the main process, then on the others (one download, one build)."""
+        if self._state is None:
+            yield
+            return
+        with self._state.main_process_first():
+            yield
+
+    def gather(self, value: ValueT) -> list[ValueT]:
+        """Every process's ``value``, in process order."""
+        if self._state is None:
+            return [value]
+        from accelerate.utils import gather_object
+
+        gathered: list[ValueT] = gather_object([value])
+        return gathered
+
+
+def launched_processes() -> int:
+    """How many processes the launcher started (1 without a launcher)."""
+    return int(os.environ.get("WORLD_SIZE", "1") or 1)
+
+
+def current_layout(device: str = "auto") -> ProcessLayout:
+    """This process's layout, joining the launcher's process group when there is one.
+
+    Args:
+        device: the requested device; ``cpu`` (or no GPU at all) joins over gloo, as does
+            ``accelerate launch --cpu``.
+    """
+    if launched_processes() <= 1:
+        return ProcessLayout()
+    import torch
+    from accelerate import PartialState
+
+    cpu = (
+        device == "cpu"
+        or os.environ.get("ACCELERATE_USE_CPU", "").lower() in ("1", "true", "yes")
+        or not torch.cuda.is_available()
+    )
+    state = PartialState(cpu=cpu)
+    return ProcessLayout(
+        index=state.process_index,
+        count=state.num_processes,
+        device=str(state.device),
+        _state=state,
+    )

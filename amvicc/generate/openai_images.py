@@ -1,0 +1,212 @@
+"""API image models: OpenAI's images endpoint and any OpenAI-compatible one.
+
+Requests run concurrently (at most ``--concurrency`` in flight) through the ``openai`` async
+client, which retries 408/409/429/5xx answers, connection errors and timeouts with exponential
+backoff honouring ``Retry-After``. Each image is stored as soon as it arrives. A content-policy
+refusal is recorded as ``refused`` with the reason; an attempt that still fails after the
+retries is recorded as ``failed`` (the next run retries it); a mistake that would fail every
+request (bad key, unknown model, bad parameter) stops the run with one line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import io
+import logging
+import urllib.request
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from amvicc.api import ApiSettings, gather_bounded
+from amvicc.errors import UserError
+from amvicc.generate.distributed import ProcessLayout
+from amvicc.generate.options import GenerationOptions
+from amvicc.generate.plan import ImageJob
+from amvicc.generate.sink import ImageSink
+from amvicc.generate.specs import ApiModelSpec
+from amvicc.provenance import package_versions
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+    from PIL import Image
+
+log = logging.getLogger(__name__)
+
+OPENAI_ENDPOINT = "https://api.openai.com/v1"
+# The codes OpenAI's images endpoint gives a prompt its safety system rejects.
+REFUSAL_CODES = frozenset({"content_policy_violation", "moderation_blocked"})
+
+
+class ApiImageBackend:
+    """Makes images by calling an OpenAI-compatible images endpoint."""
+
+    # The images API takes no seed: the derived seed is not recorded as if it were used.
+    seeded = False
+
+    def __init__(self, spec: ApiModelSpec, options: GenerationOptions, layout: ProcessLayout):
+        self.spec = spec
+        self.options = options
+        self.layout = layout
+        self.smoke = False
+        local_only = {
+            "--steps": options.steps,
+            "--guidance": options.guidance,
+            "--dtype": options.dtype,
+            "--revision": options.revision,
+            "--offload": options.offload,
+            "--compile": options.compile or None,
+        }
+        given = [flag for flag, value in local_only.items() if value is not None]
+        if given:
+            raise UserError(
+                f"{', '.join(given)} only apply to local models; {spec.name} is an API model "
+                "(use --option KEY=VALUE for request parameters such as quality)"
+            )
+        self.size = self._size()
+        self.request_options = {**spec.options, **options.extra}
+        self.api = ApiSettings(
+            base_url=spec.base_url,
+            api_key_env=options.api_key_env,
+            max_connections=options.concurrency,
+            timeout=options.timeout,
+            max_retries=options.max_retries,
+        )
+        self.endpoint = spec.base_url or OPENAI_ENDPOINT
+        self.outputs: dict[str, Any] = {
+            "backend": "openai-images",
+            "endpoint": self.endpoint,
+            "api_model": spec.api_model,
+            "size": self.size,
+            "options": self.request_options,
+        }
+        self.settings: dict[str, Any] = {"api": self.api.public(), "processes": layout.count}
+        self.params: dict[str, Any] = {}
+
+    def _size(self) -> str:
+        options = self.options
+        if options.width is None and options.height is None:
+            return self.spec.size
+        default_width, _, default_height = self.spec.size.partition("x")
+        size = f"{options.width or default_width}x{options.height or default_height}"
+        if self.spec.sizes and size not in self.spec.sizes:
+            raise UserError(
+                f"{self.spec.name} cannot make {size} images; it takes "
+                f"{', '.join(self.spec.sizes)} (--width/--height)"
+            )
+        return size
+
+    def describe(self) -> str:
+        """The model as one log line."""
+        return f"{self.spec.name}: {self.spec.api_model} at {self.endpoint}, {self.size}"
+
+    def load(self) -> None:
+        """Check that the key is set before any request is sent.
+
+        Raises:
+            UserError: the key's environment variable is empty.
+        """
+        self.api.api_key()
+        self.params = {
+            **self.outputs,
+            "smoke_test": False,
+            "process": f"{self.layout.index}/{self.layout.count}",
+            "versions": package_versions(),
+        }
+
+    def generate(self, jobs: Sequence[ImageJob], sink: ImageSink, *, batch_size: int) -> None:
+        """Request every job's image, at most ``concurrency`` at a time (one image each).
+
+        ``batch_size`` is not used: requests are concurrent rather than batched.
+        """
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            asyncio.run(self._generate(jobs, sink))
+            return
+        # Called from async code (a notebook, a web app): run the requests' own loop beside it.
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            pool.submit(asyncio.run, self._generate(jobs, sink)).result()
+
+    async def _generate(self, jobs: Sequence[ImageJob], sink: ImageSink) -> None:
+        async with self.api.async_client() as client:
+            await gather_bounded(
+                jobs, partial(self._one, client, sink), limit=self.api.max_connections
+            )
+
+    async def _one(self, client: AsyncOpenAI, sink: ImageSink, job: ImageJob) -> None:
+        import openai
+
+        request: dict[str, Any] = {
+            "model": self.spec.api_model,
+            "prompt": job.prompt.text,
+            "n": 1,
+            "size": self.size,
+            **self.request_options,
+        }
+        if self.spec.response_format is not None:
+            request["response_format"] = self.spec.response_format
+        try:
+            response = await client.images.generate(**request)
+        except openai.BadRequestError as err:
+            if err.code in REFUSAL_CODES:
+                sink.reject(job, "refused", _message(err))
+                return
+            raise UserError(
+                f"{self.endpoint} rejected the request for {self.spec.api_model}: {_message(err)}"
+            ) from None
+        except (openai.AuthenticationError, openai.PermissionDeniedError) as err:
+            raise UserError(
+                f"{self.endpoint} refused the API key in {self.api.api_key_env} "
+                f"({err.status_code}: {_message(err)}); check the key and its access to "
+                f"{self.spec.api_model}"
+            ) from None
+        except openai.NotFoundError as err:
+            raise UserError(
+                f"{self.endpoint} has no image model {self.spec.api_model!r} or no images "
+                f"endpoint (404: {_message(err)}); check --model and --base-url"
+            ) from None
+        except (openai.APIError, ValueError) as err:
+            # 429/5xx/timeouts/connection errors left after the client's retries; a body that
+            # is not JSON (ValueError) or not an images response.
+            sink.reject(job, "failed", f"{type(err).__name__}: {_message(err)}")
+            return
+        try:
+            image, details = await self._image(response)
+        except (OSError, ValueError) as err:
+            sink.reject(job, "failed", f"the endpoint returned no readable image ({err})")
+            return
+        sink.save(job, image, **details)
+
+    async def _image(self, response: Any) -> tuple[Image.Image, dict[str, Any]]:
+        from PIL import Image
+
+        data = response.data or []
+        if not data:
+            raise ValueError("empty data")
+        item = data[0]
+        if item.b64_json:
+            raw = base64.b64decode(item.b64_json)
+        elif item.url:
+            raw = await asyncio.to_thread(_download, item.url, self.api.timeout)
+        else:
+            raise ValueError("neither b64_json nor url")
+        image = Image.open(io.BytesIO(raw))
+        image.load()
+        details = {"revised_prompt": item.revised_prompt} if item.revised_prompt else {}
+        return image, details
+
+
+def _download(url: str, timeout: float) -> bytes:
+    with urllib.request.urlopen(url, timeout=timeout) as reply:
+        data: bytes = reply.read()
+    return data
+
+
+def _message(err: Exception) -> str:
+    body = getattr(err, "body", None)
+    if isinstance(body, dict) and isinstance(body.get("message"), str):
+        return str(body["message"])
+    return str(getattr(err, "message", err))

@@ -1,0 +1,219 @@
+"""A generation run from start to summary: plan, resume, shard, load, render, record.
+
+Order matters for durability and speed: what is already made is read from the store before
+any weights are loaded (a finished run loads nothing); the weights are loaded before the run is
+recorded (a missing download leaves no empty run behind); every image is stored the moment its
+batch is done (a killed run loses at most the batch in flight).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+from contextlib import AbstractContextManager, nullcontext
+from typing import TYPE_CHECKING, Any
+
+from amvicc.benchmark import Catalogue
+from amvicc.generate.distributed import ProcessLayout, current_layout
+from amvicc.generate.openai_images import ApiImageBackend
+from amvicc.generate.options import GenerationOptions, GenerationSummary
+from amvicc.generate.pipeline import DiffusersBackend
+from amvicc.generate.plan import jobs_to_do, plan_jobs, shard
+from amvicc.generate.sink import SMOKE_LABEL, Counts, ImageSink
+from amvicc.generate.specs import ApiModelSpec, resolve_model
+from amvicc.store import RunSpec, RunStatus, Store
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
+
+log = logging.getLogger(__name__)
+
+Backend = DiffusersBackend | ApiImageBackend
+
+
+def make_backend(options: GenerationOptions, layout: ProcessLayout) -> Backend:
+    """The backend for ``options.model``, with the options checked (no weights read yet).
+
+    Raises:
+        UserError: the model is unknown or the options do not suit it.
+    """
+    spec = resolve_model(options.model, base_url=options.base_url)
+    if isinstance(spec, ApiModelSpec):
+        return ApiImageBackend(spec, options, layout)
+    return DiffusersBackend(spec, options, layout)
+
+
+def generate_images(
+    options: GenerationOptions,
+    *,
+    store: Store,
+    catalogue: Catalogue,
+    layout: ProcessLayout | None = None,
+    backend: Backend | None = None,
+) -> GenerationSummary:
+    """Make the images ``options`` ask for, for the (already selected) ``catalogue``.
+
+    Rerunning with the same options makes only the images still missing (``force`` makes them
+    all again, as new rows that supersede the old). Under ``accelerate launch`` each process
+    makes its share; the main one records the run and returns the totals.
+
+    Args:
+        options: the model, its parameters and the run's settings.
+        store: the workspace the images go to.
+        catalogue: the questions whose prompts are rendered.
+        layout: this process's share of the work (default: from the launcher, if any).
+        backend: a backend from :func:`make_backend` for the same model options, possibly
+            loaded already, to reuse one pipeline across calls (the demo, the benchmark).
+
+    Returns:
+        What was made, skipped, failed and refused, and the run's id.
+
+    Raises:
+        UserError: bad input (unknown model, missing weights, impossible size, empty
+            selection, out of memory); images finished before it are kept.
+    """
+    started = time.perf_counter()
+    layout = layout or current_layout(options.device)
+    expected = make_backend(options, layout)
+    if backend is None:
+        backend = expected
+    elif backend.outputs != expected.outputs:
+        raise ValueError("the backend was made for other model options than these")
+    jobs = plan_jobs(
+        catalogue,
+        kinds=options.kinds,
+        limit=options.limit,
+        num_images=options.num_images,
+        seed=options.seed,
+    )
+    seeding = {"base_seed": options.seed} if backend.seeded else {}
+    spec = RunSpec(
+        stage="generate",
+        model=backend.spec.name,
+        outputs={**backend.outputs, **seeding},
+        settings={**backend.settings, "batch_size": options.batch_size},
+        label_policy=catalogue.label_policy,
+        catalogue_sha256=catalogue.sha256,
+        smoke=backend.smoke,
+        command=options.command,
+        name=options.run_name,
+    )
+    key = spec.config_key
+    if options.force:
+        todo = list(jobs)
+    else:
+        todo = jobs_to_do(jobs, store.done_image_slots(key), store.images(config_key=key))
+    mine = shard(todo, layout.index, layout.count)
+    if todo:
+        # The main process downloads (or builds) the weights; the others then read them.
+        with layout.main_first():
+            backend.load()
+        log.info("%s", backend.describe())
+    if backend.smoke:
+        log.info("%s: %s", backend.spec.name, SMOKE_LABEL)
+    if layout.is_main:
+        _sweep_orphaned_temporaries(store)
+        store.start_run(spec)
+    # Nobody writes before every process has read the same to-do list.
+    layout.barrier()
+    progress = _progress_bar(options, layout, len(mine), len(todo), backend.spec.name)
+    sink = ImageSink(
+        store,
+        run_id=spec.run_id,
+        config_key=key,
+        model=backend.spec.name,
+        smoke=backend.smoke,
+        params={**backend.params, **seeding},
+        progress=progress,
+        seeded=backend.seeded,
+    )
+
+    generating = 0.0
+
+    def summary(counts: list[Counts]) -> GenerationSummary:
+        return GenerationSummary(
+            run_id=spec.run_id,
+            model=backend.spec.name,
+            config_key=key,
+            smoke=backend.smoke,
+            planned=len(jobs),
+            made=sum(c.made for c in counts),
+            skipped=len(jobs) - len(todo),
+            failed=sum(c.failed for c in counts),
+            refused=sum(c.refused for c in counts),
+            seconds=round(time.perf_counter() - started, 3),
+            generation_seconds=round(generating, 3),
+            processes=layout.count,
+        )
+
+    try:
+        if mine:
+            began = time.perf_counter()
+            with _logging_beside(progress):
+                backend.generate(mine, sink, batch_size=options.batch_size)
+            generating = time.perf_counter() - began
+    except BaseException as err:
+        if progress is not None:
+            progress.close()
+        status: RunStatus = "interrupted" if isinstance(err, KeyboardInterrupt) else "failed"
+        # Each process records its own end: under a launcher the others are being stopped.
+        store.finish_run(
+            spec.run_id, status, {**summary([sink.counts]).as_dict(), "error": str(err)}
+        )
+        raise
+    if progress is not None:
+        progress.close()
+    layout.barrier()
+    result = summary(layout.gather(sink.counts))
+    if layout.is_main:
+        store.finish_run(spec.run_id, "finished", result.as_dict())
+    return result
+
+
+def _progress_bar(
+    options: GenerationOptions, layout: ProcessLayout, mine: int, total: int, model: str
+) -> tqdm[Any] | None:
+    if not (options.progress and layout.is_main and mine):
+        return None
+    from tqdm import tqdm
+
+    share = f" (process 0 of {layout.count}, {total} in all)" if layout.count > 1 else ""
+    return tqdm(total=mine, unit="img", desc=f"{model}{share}", file=sys.stderr, dynamic_ncols=True)
+
+
+def _logging_beside(progress: tqdm[Any] | None) -> AbstractContextManager[object]:
+    """Log lines printed above the progress bar instead of through it."""
+    if progress is None:
+        return nullcontext()
+    from tqdm.contrib.logging import logging_redirect_tqdm
+
+    return logging_redirect_tqdm()
+
+
+def _sweep_orphaned_temporaries(store: Store) -> None:
+    """Delete image files half-written by processes that no longer exist.
+
+    A writer names its temporary file ``.<name>.<pid>.<thread>.tmp``; a live writer (another
+    run sharing the workspace) keeps its file.
+    """
+    folder = store.root / "images"
+    if not folder.is_dir():
+        return
+    for temporary in folder.rglob(".*.tmp"):
+        parts = temporary.name.split(".")
+        pid = int(parts[-3]) if len(parts) >= 4 and parts[-3].isdigit() else None
+        if pid is not None and _alive(pid):
+            continue
+        temporary.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
