@@ -1,0 +1,354 @@
+"""Three-stage grading of stored responses: extractor, LLM judge, human audit.
+
+1. The deterministic extractor reads every successful response (source ``extractor``).
+2. An LLM judge, if given, reads only what the extractor left undecided (source
+   ``llm-judge:<model>``); it never overrides the extractor.
+3. What is still undecided is the human audit queue (``Store.undecided_responses``), shown by
+   the scoring UI.
+
+Grading reads only the store: re-grading sends no request to the answering model, and a
+response already judged under the same judge settings is not sent to the judge again. Verdicts
+are appended (a re-grade that changes nothing adds nothing). A verdict's value is the option the
+response chose; correctness is computed against the question's answer under the run's label
+policy (or, for a generated explicit image, against the option the prompt asked it to show).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+from amvicc.agreement import resolve
+from amvicc.api import gather_bounded
+from amvicc.benchmark import Catalogue, LabelPolicy, Option, Question, load_catalogue
+from amvicc.errors import UserError
+from amvicc.grade.extract import EXTRACTOR_VERSION, extract_choice
+from amvicc.provenance import canonical_json
+from amvicc.store import (
+    EXTRACTOR_SOURCE,
+    ResponseRecord,
+    RunRecord,
+    Store,
+    VerdictRecord,
+    is_human_source,
+)
+
+if TYPE_CHECKING:
+    from amvicc.grade.llm_judge import LLMJudge
+
+DECIDED = ("a", "b", "no_answer")
+LLM_JUDGE_PREFIX = "llm-judge:"
+
+
+@dataclass(frozen=True)
+class GradeSummary:
+    """What grading one run found.
+
+    Attributes:
+        responses: successful responses graded.
+        failed: responses whose request failed (not graded; the next answer run retries them).
+        extractor: extractor verdicts by value (``a``, ``b``, ``undecided``).
+        rules: how often each extractor rule decided (or left undecided).
+        judge_asked: responses sent to the LLM judge now.
+        judge_reused: undecided responses the judge had already judged with these settings.
+        judge_values: the judge's verdicts given now, by value.
+        judge_errors: judge requests that failed (asked again next time).
+        audit_queue: responses still undecided: the human audit queue.
+        correct: responses whose final verdict is the correct answer.
+        scored: responses with a final verdict and a known correct answer.
+        verdicts_added: new verdict rows.
+    """
+
+    run_id: str
+    model: str
+    smoke: bool
+    responses: int
+    failed: int
+    extractor: Counter[str]
+    rules: Counter[str]
+    judge_asked: int = 0
+    judge_reused: int = 0
+    judge_values: Counter[str] = field(default_factory=Counter)
+    judge_errors: int = 0
+    audit_queue: int = 0
+    correct: int = 0
+    scored: int = 0
+    verdicts_added: int = 0
+
+    def lines(self) -> list[str]:
+        """A short human-readable account, one fact a line."""
+        smoke = " (smoke-test model: the numbers mean nothing)" if self.smoke else ""
+        ex = self.extractor
+        lines = [
+            f"graded run {self.run_id}{smoke}: {self.responses} responses"
+            + (f", {self.failed} failed requests not graded" if self.failed else ""),
+            f"  extractor   (a) {ex['a']}  (b) {ex['b']}  undecided {ex['undecided']}",
+        ]
+        if self.judge_asked or self.judge_reused or self.judge_errors:
+            jv = self.judge_values
+            lines.append(
+                f"  llm judge   asked {self.judge_asked} (reused {self.judge_reused}): "
+                f"(a) {jv['a']}  (b) {jv['b']}  no answer {jv['no_answer']}  "
+                f"unparseable {jv['undecided']}  errors {self.judge_errors}"
+            )
+        lines.append(f"  audit queue {self.audit_queue} undecided (rate them in `amvicc score`)")
+        if self.scored:
+            lines.append(
+                f"  accuracy    {self.correct}/{self.scored} = {self.correct / self.scored:.3f} "
+                "of the decided answers (quick look; `amvicc report` has the metrics)"
+            )
+        return lines
+
+
+def run_catalogue(run: RunRecord, path: str | Path | None = None) -> Catalogue:
+    """The catalogue a run was answered with, under the run's label policy.
+
+    Args:
+        run: the run.
+        path: a catalogue to use instead of the one recorded (e.g. moved to another folder).
+
+    Raises:
+        UserError: the catalogue is not the one the run used (its SHA-256 differs).
+    """
+    recorded = run.config.get("catalogue")
+    chosen = path if path is not None else recorded
+    policy: LabelPolicy = "original" if run.label_policy == "original" else "corrected"
+    catalogue = load_catalogue(chosen, labels=policy)
+    if run.catalogue_sha256 and catalogue.sha256 != run.catalogue_sha256:
+        raise UserError(
+            f"run {run.run_id} was answered with another catalogue than {catalogue.source} "
+            f"(SHA-256 {run.catalogue_sha256[:12]}...); pass that file with --catalogue"
+        )
+    return catalogue
+
+
+def correct_option(store: Store, response: ResponseRecord, question: Question) -> Option | None:
+    """The option a response should have chosen, or None when no answer is right.
+
+    MMVP's own image: the question's answer (under the catalogue's label policy). A generated
+    image: the option its explicit prompt asked it to show; images from implicit prompts have
+    no correct answer.
+    """
+    if response.image_id is None:
+        return question.option(question.answer)
+    try:
+        kind = store.image(response.image_id).prompt_kind
+    except KeyError:
+        return None
+    if kind == "explicit" and question.explicit_answer is not None:
+        return question.option(question.explicit_answer)
+    return None
+
+
+def run_verdicts(store: Store, run_id: str) -> dict[str, list[VerdictRecord]]:
+    """Each source's latest verdict on each response of a run, oldest first, by response id.
+
+    One indexed query on the verdicts table, instead of one pass of the ``current_verdicts``
+    view per response.
+    """
+    rows = store.connection().execute(
+        "SELECT v.* FROM verdicts v JOIN responses r ON v.response_id = r.response_id "
+        "WHERE r.run_id = ? ORDER BY v.verdict_id",
+        (run_id,),
+    )
+    latest: dict[tuple[str, str], VerdictRecord] = {}
+    for row in rows:
+        verdict = VerdictRecord(**dict(row))
+        latest.pop((row["response_id"], row["source"]), None)  # keep insertion order = age
+        latest[(row["response_id"], row["source"])] = verdict
+    grouped: dict[str, list[VerdictRecord]] = {}
+    for (response_id, _), verdict in latest.items():
+        grouped.setdefault(response_id, []).append(verdict)
+    return grouped
+
+
+def final_verdict(verdicts: Sequence[VerdictRecord]) -> tuple[str, str | None]:
+    """A response's verdict from every source's latest: people, then extractor, then judge.
+
+    Returns:
+        (value, source): value is ``a``, ``b``, ``no_answer`` or ``undecided``; source is
+        ``human`` (raters or adjudication), ``extractor``, the judge's source, or None.
+    """
+    adjudicated = [v for v in verdicts if v.source.startswith("adjudication:")]
+    raters = [
+        v.value
+        for v in verdicts
+        if is_human_source(v.source)
+        and not v.source.startswith("adjudication:")
+        and v.value in DECIDED
+    ]
+    adjudication = adjudicated[-1].value if adjudicated else None
+    people = resolve(raters, adjudication if adjudication in DECIDED else None)
+    if people.value is not None:
+        return people.value, "human"
+    for verdict in verdicts:
+        if verdict.source == EXTRACTOR_SOURCE and verdict.value in DECIDED:
+            return verdict.value, EXTRACTOR_SOURCE
+    judged = [v for v in verdicts if v.source.startswith(LLM_JUDGE_PREFIX) and v.value in DECIDED]
+    if judged:
+        return judged[-1].value, judged[-1].source
+    return "undecided", None
+
+
+def grade_run(
+    store: Store,
+    run_id: str,
+    *,
+    judge: LLMJudge | None = None,
+    catalogue: Catalogue | None = None,
+    progress: bool = False,
+) -> GradeSummary:
+    """Grade a run's current responses in three stages (see the module docstring).
+
+    Args:
+        store: the workspace.
+        run_id: the answering run.
+        judge: the LLM judge for extractor-undecided responses (None: stage 2 is skipped).
+        catalogue: the run's catalogue (default: the one it recorded).
+        progress: show a progress bar while the judge works.
+    """
+    run = store.run(run_id)
+    catalogue = catalogue or run_catalogue(run)
+    responses = store.responses(run_id=run_id)
+    answered = [r for r in responses if r.status == "ok"]
+    questions = {r.response_id: _question(catalogue, r) for r in answered}
+
+    extractor: Counter[str] = Counter()
+    rules: Counter[str] = Counter()
+    undecided: list[ResponseRecord] = []
+    verdicts: list[VerdictRecord] = []
+    latest = run_verdicts(store, run_id)
+    for response in answered:
+        extraction = extract_choice(response.text, questions[response.response_id])
+        extractor[extraction.value] += 1
+        rules[extraction.rule] += 1
+        if extraction.choice is None:
+            undecided.append(response)
+        stored = [v for v in latest.get(response.response_id, ()) if v.source == EXTRACTOR_SOURCE]
+        if stored and stored[-1].value == extraction.value:
+            continue  # a re-grade that changes nothing adds nothing
+        verdicts.append(
+            VerdictRecord(
+                source=EXTRACTOR_SOURCE,
+                value=extraction.value,
+                response_id=response.response_id,
+                run_id=run_id,
+                detail_json=canonical_json(
+                    {"rule": extraction.rule, "extractor_version": EXTRACTOR_VERSION}
+                ),
+            )
+        )
+    added = store.add_verdicts(verdicts, skip_unchanged=False)
+
+    judged = _JudgeTally()
+    if judge is not None and undecided:
+        judged = asyncio.run(_judge(store, run_id, judge, undecided, questions, latest, progress))
+        added += judged.added
+
+    latest = run_verdicts(store, run_id)
+    audit = correct = scored = 0
+    for response in answered:
+        value, _ = final_verdict(latest.get(response.response_id, []))
+        if value == "undecided":
+            audit += 1
+            continue
+        right = correct_option(store, response, questions[response.response_id])
+        if right is not None:
+            scored += 1
+            correct += value == right.label
+    return GradeSummary(
+        run_id=run_id,
+        model=run.model,
+        smoke=bool(run.smoke),
+        responses=len(answered),
+        failed=len(responses) - len(answered),
+        extractor=extractor,
+        rules=rules,
+        judge_asked=judged.asked,
+        judge_reused=judged.reused,
+        judge_values=judged.values,
+        judge_errors=judged.errors,
+        audit_queue=audit,
+        correct=correct,
+        scored=scored,
+        verdicts_added=added,
+    )
+
+
+def _question(catalogue: Catalogue, response: ResponseRecord) -> Question:
+    try:
+        return catalogue.question(response.question_index)
+    except KeyError:
+        raise UserError(
+            f"response {response.response_id} is about question {response.question_index}, "
+            f"which {catalogue.source} does not have; pass the run's catalogue with --catalogue"
+        ) from None
+
+
+@dataclass
+class _JudgeTally:
+    asked: int = 0
+    reused: int = 0
+    errors: int = 0
+    added: int = 0
+    values: Counter[str] = field(default_factory=Counter)
+
+
+async def _judge(
+    store: Store,
+    run_id: str,
+    judge: LLMJudge,
+    undecided: list[ResponseRecord],
+    questions: dict[str, Question],
+    latest: dict[str, list[VerdictRecord]],
+    progress: bool,
+) -> _JudgeTally:
+    from tqdm import tqdm
+
+    tally = _JudgeTally()
+    todo: list[ResponseRecord] = []
+    for response in undecided:
+        previous = [v for v in latest.get(response.response_id, []) if v.source == judge.source]
+        if previous and json.loads(previous[-1].detail_json).get("judge_key") == judge.key:
+            tally.reused += 1
+        else:
+            todo.append(response)
+
+    async def one(response: ResponseRecord) -> None:
+        question = questions[response.response_id]
+        correct = correct_option(store, response, question)
+        judgement = await judge.judge(
+            question, response.text or "", correct, response_id=response.response_id
+        )
+        tally.asked += 1
+        if judgement.value is None:
+            tally.errors += 1
+            return
+        tally.values[judgement.value] += 1
+        verdict = VerdictRecord(
+            source=judge.source,
+            value=judgement.value,
+            response_id=response.response_id,
+            run_id=run_id,
+            detail_json=canonical_json(
+                judgement.detail(judge, judge.seed_for(response.response_id))
+            ),
+        )
+        # Always recorded: the detail (settings, raw reply) is what makes it reusable.
+        tally.added += store.add_verdicts([verdict], skip_unchanged=False)
+
+    bar = cast(
+        "tqdm[object]",
+        tqdm(total=len(todo), unit="req", desc=f"judge {judge.vlm.name}", disable=not progress),
+    )
+    try:
+        await gather_bounded(todo, one, limit=judge.vlm.concurrency, progress=bar)
+    finally:
+        bar.close()
+        await judge.vlm.aclose()
+    return tally
