@@ -1,0 +1,5 @@
+"""``python -m amvicc.score ...``, the same as ``amvicc score ...``."""
+
+from amvicc.cli import run_as_module
+
+run_as_module("score")

@@ -1,0 +1,93 @@
+"""``amvicc score export``: every verdict of the workspace as one table, history included.
+
+One row per verdict row (a changed verdict appears once per version; ``current`` marks each
+source's latest on its subject), with what it judged: the image's or response's run, model,
+question, prompt kind and category. The export is for analysis, so unlike the scoring page it
+names the models.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from amvicc.benchmark import Catalogue
+from amvicc.store import HUMAN_SOURCE_PREFIXES, Store
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+ExportFormat = Literal["csv", "jsonl"]
+EXPORT_FORMATS: tuple[ExportFormat, ...] = ("csv", "jsonl")
+
+EXPORT_QUERY = """
+SELECT v.verdict_id, v.created_at, v.source, v.value, v.comment, v.rubric_version,
+       CASE WHEN v.image_id IS NOT NULL THEN 'image' ELSE 'response' END AS subject,
+       v.image_id, v.response_id,
+       COALESCE(i.run_id, r.run_id) AS subject_run_id,
+       runs.model AS model,
+       COALESCE(i.question_index, r.question_index) AS question_index,
+       i.prompt_kind, COALESCE(i.sample, r.sample) AS sample, r.image_key,
+       v.run_id AS verdict_run_id, v.detail_json,
+       v.verdict_id IN (SELECT verdict_id FROM current_verdicts) AS current
+FROM verdicts v
+LEFT JOIN images i ON i.image_id = v.image_id
+LEFT JOIN responses r ON r.response_id = v.response_id
+LEFT JOIN runs ON runs.run_id = COALESCE(i.run_id, r.run_id)
+ORDER BY v.verdict_id
+"""
+
+
+def verdicts_export(
+    store: Store, catalogue: Catalogue | None = None, *, people_only: bool = False
+) -> pd.DataFrame:
+    """Every verdict row with its subject's run, model, question and category.
+
+    Args:
+        store: the workspace.
+        catalogue: maps question indices to category codes (None leaves ``category`` empty).
+        people_only: keep raters, grade sheets and adjudicators; drop programs' verdicts.
+    """
+    frame = store.frame(EXPORT_QUERY)
+    frame["current"] = frame["current"].astype(bool)
+    if people_only:
+        frame = frame[frame["source"].str.startswith(HUMAN_SOURCE_PREFIXES)].reset_index(drop=True)
+    kinds = [_kind_and_rater(source) for source in frame["source"]]
+    frame.insert(3, "source_kind", [kind for kind, _ in kinds])
+    frame.insert(4, "rater", [rater for _, rater in kinds])
+    codes = {q.index: q.category.code for q in catalogue} if catalogue is not None else {}
+    frame.insert(
+        list(frame.columns).index("question_index") + 1,
+        "category",
+        frame["question_index"].map(codes),
+    )
+    return frame
+
+
+def _kind_and_rater(source: str) -> tuple[str, str]:
+    """A source's kind and rater: ``human:alice`` -> (human, alice).
+
+    ``sheet:<file>:<rater>`` names the rater last; programs (extractor, judges) have none.
+    """
+    kind, _, rest = source.partition(":")
+    if kind == "sheet":
+        return kind, rest.rpartition(":")[2]
+    return kind, rest if kind in ("human", "adjudication") else ""
+
+
+def write_export(frame: pd.DataFrame, output: Path | None, fmt: ExportFormat) -> None:
+    """Write the table to ``output`` (atomically) or to standard output."""
+    buffer = io.StringIO()
+    if fmt == "csv":
+        frame.to_csv(buffer, index=False, lineterminator="\n")
+    elif len(frame):
+        frame.to_json(buffer, orient="records", lines=True, force_ascii=False)
+    if output is None:
+        sys.stdout.write(buffer.getvalue())
+        return
+    output.parent.mkdir(parents=True, exist_ok=True)
+    temporary = output.with_name(f".{output.name}.tmp")
+    temporary.write_text(buffer.getvalue(), encoding="utf-8")
+    temporary.replace(output)

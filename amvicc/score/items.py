@@ -1,0 +1,195 @@
+"""What raters judge: generated images, and VLM answers the automatic grader left undecided.
+
+Items carry only what a rater may see. The run (and so the model) an image came from is
+deliberately not kept: the scoring app is blind to models, and an item cannot leak what it
+does not hold.
+"""
+
+from __future__ import annotations
+
+import logging
+import mimetypes
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from amvicc.benchmark import Catalogue, Category, Option, PromptKind, Question
+from amvicc.errors import UserError
+from amvicc.store import RunRecord, Store
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ImageItem:
+    """One generated image to rate.
+
+    Attributes:
+        image_id: the image's opaque id (also its file name).
+        path: the image file, relative to the workspace.
+        question: the MMVP question the prompt was written for.
+        kind: ``implicit`` or ``explicit``.
+        prompt: the prompt the image was made from, as the generator received it.
+    """
+
+    image_id: str
+    path: str
+    question: Question
+    kind: PromptKind
+    prompt: str
+
+    @property
+    def category(self) -> Category:
+        """The question's category (whose rubric applies)."""
+        return self.question.category
+
+    @property
+    def shows(self) -> Option | None:
+        """For an explicit image, the option it must show; None for an implicit one."""
+        if self.kind != "explicit" or self.question.explicit_answer is None:
+            return None
+        return self.question.option(self.question.explicit_answer)
+
+
+@dataclass(frozen=True)
+class AnswerItem:
+    """One VLM response to audit: which option did the model choose?
+
+    Attributes:
+        response_id: the response's id.
+        question: the question the model was asked.
+        image_path: the image the model saw, relative to the workspace (None when unknown).
+        text: the model's reply, verbatim.
+    """
+
+    response_id: str
+    question: Question
+    image_path: str | None
+    text: str
+
+
+def load_image_items(
+    store: Store, catalogue: Catalogue, run_ids: Sequence[str] | None = None
+) -> tuple[ImageItem, ...]:
+    """The current images (status ``ok``) of generation runs.
+
+    Args:
+        store: the workspace.
+        catalogue: the catalogue the runs were made from.
+        run_ids: the runs to score; None scores every generation run made from ``catalogue``
+            (others are left out with a warning).
+
+    Raises:
+        UserError: a named run is unknown, is not a generation run, or was made from another
+            catalogue.
+    """
+    if run_ids:
+        runs = [store.run(run_id) for run_id in dict.fromkeys(run_ids)]
+        for run in runs:
+            if run.stage != "generate":
+                raise UserError(
+                    f"run {run.run_id!r} is a {run.stage} run; `amvicc score --run` takes "
+                    "generation runs"
+                )
+            if not _same_catalogue(run, catalogue):
+                raise UserError(_catalogue_mismatch(run, catalogue))
+    else:
+        runs = []
+        for run in store.runs(stage="generate"):
+            if _same_catalogue(run, catalogue):
+                runs.append(run)
+            else:
+                log.warning("%s; its images are left out", _catalogue_mismatch(run, catalogue))
+    items: list[ImageItem] = []
+    for run in runs:
+        for image in store.images(run_id=run.run_id):
+            if image.status != "ok" or image.path is None:
+                continue
+            items.append(
+                ImageItem(
+                    image_id=image.image_id,
+                    path=image.path,
+                    question=_question(catalogue, image.question_index, run),
+                    kind=image.prompt_kind,
+                    prompt=image.prompt,
+                )
+            )
+    return tuple(items)
+
+
+def load_answer_items(store: Store, catalogue: Catalogue) -> tuple[AnswerItem, ...]:
+    """The responses no grader could decide (``Store.undecided_responses``): the audit queue.
+
+    Responses from runs made from another catalogue are left out with a warning.
+    """
+    runs: dict[str, RunRecord] = {}
+    items: list[AnswerItem] = []
+    skipped = 0
+    for response in store.undecided_responses():
+        run = runs.get(response.run_id)
+        if run is None:
+            run = runs[response.run_id] = store.run(response.run_id)
+        if not _same_catalogue(run, catalogue) or response.text is None:
+            skipped += 1
+            continue
+        image_path = response.input_path
+        if image_path is None and response.image_id is not None:
+            try:
+                image_path = store.image(response.image_id).path
+            except KeyError:
+                image_path = None
+        items.append(
+            AnswerItem(
+                response_id=response.response_id,
+                question=_question(catalogue, response.question_index, run),
+                image_path=image_path,
+                text=response.text,
+            )
+        )
+    if skipped:
+        log.warning(
+            "%d undecided answer(s) come from runs made from another catalogue; serve with that "
+            "--catalogue to audit them",
+            skipped,
+        )
+    return tuple(items)
+
+
+def image_file(store: Store, relative: str | None) -> tuple[Path, str] | None:
+    """An image file of the workspace and its MIME type; None when it is missing.
+
+    Only files inside the workspace are returned: a path that leads outside it (``..``, an
+    absolute path, a symbolic link out) counts as missing, whatever the database says.
+    """
+    if not relative:
+        return None
+    root = store.root.resolve()
+    path = (root / relative).resolve()
+    if not path.is_relative_to(root) or not path.is_file():
+        return None
+    mime = mimetypes.guess_type(path.name)[0] or ""
+    if not mime.startswith("image/"):
+        return None
+    return path, mime
+
+
+def _same_catalogue(run: RunRecord, catalogue: Catalogue) -> bool:
+    return run.catalogue_sha256 is None or run.catalogue_sha256 == catalogue.sha256
+
+
+def _catalogue_mismatch(run: RunRecord, catalogue: Catalogue) -> str:
+    recorded = (run.catalogue_sha256 or "")[:12]
+    return (
+        f"run {run.run_id!r} was made from another catalogue (sha256 {recorded}…) than "
+        f"{Path(catalogue.source).name}; pass the catalogue it used with --catalogue FILE"
+    )
+
+
+def _question(catalogue: Catalogue, index: int, run: RunRecord) -> Question:
+    try:
+        return catalogue.question(index)
+    except KeyError:
+        raise UserError(
+            f"run {run.run_id!r} has question {index}, which {Path(catalogue.source).name} "
+            "does not; pass the catalogue the run used with --catalogue FILE"
+        ) from None
