@@ -10,7 +10,10 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 Resolution = Literal["adjudicated", "unanimous", "majority", "tie", "none"]
 
@@ -98,3 +101,46 @@ def fleiss_kappa(ratings: Sequence[Sequence[str]]) -> float:
 
     table = np.array([[Counter(item)[label] for label in labels] for item in ratings])
     return float(statsmodels_fleiss(table, method="fleiss"))
+
+
+def cohen_kappa_from_table(table: ArrayLike) -> float:
+    """Cohen's κ from a square contingency table.
+
+    Rows are the first rater's labels, columns the second's, in the same order. The same value
+    as :func:`cohen_kappa` on the items the table counts, without scikit-learn: cheap for many
+    small groups (per model, per category). NaN when undefined.
+    """
+    import numpy as np
+
+    counts = np.asarray(table, dtype="float64")
+    total = counts.sum()
+    if total == 0:
+        return math.nan
+    observed = np.trace(counts) / total
+    expected = float(counts.sum(axis=1) @ counts.sum(axis=0)) / total**2
+    if expected == 1.0:
+        return math.nan
+    return float((observed - expected) / (1.0 - expected))
+
+
+def fleiss_kappa_from_counts(counts: ArrayLike) -> float:
+    """Fleiss' κ from an items × labels table of how many raters gave each label.
+
+    Every item needs the same number of raters. The same value as :func:`fleiss_kappa`, without
+    statsmodels or a Python loop over items. NaN when undefined.
+    """
+    import numpy as np
+
+    table = np.asarray(counts, dtype="float64")
+    if table.size == 0:
+        return math.nan
+    raters = table.sum(axis=1)
+    if raters.min() != raters.max() or raters[0] < 2:
+        raise ValueError("Fleiss' kappa needs the same number (2 or more) of ratings per item")
+    n = raters[0]
+    shares = table.sum(axis=0) / table.sum()
+    expected = float(np.sum(shares**2))
+    if expected == 1.0:
+        return math.nan
+    observed = float(np.mean((np.sum(table**2, axis=1) - n) / (n * (n - 1))))
+    return (observed - expected) / (1.0 - expected)

@@ -404,8 +404,15 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """Run the block in one write transaction: all of it is committed, or none."""
+        """Run the block in one write transaction: all of it is committed, or none.
+
+        Nested blocks join the enclosing transaction, so several store calls (a run, its
+        images, their verdicts) can be made all-or-nothing together.
+        """
         conn = self.connection()
+        if conn.in_transaction:
+            yield conn
+            return
         conn.execute("BEGIN IMMEDIATE")
         try:
             yield conn

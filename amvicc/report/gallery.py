@@ -1,0 +1,186 @@
+"""Failure galleries: the failing images and answers a reader should look at.
+
+Per model, a few items judged wrong, spread across categories (one per category in turn), with
+what a reviewer needs beside them: the image as a small embedded thumbnail with its prompt and
+every verdict, or the VLM's raw reply with the question and the option it chose.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from dataclasses import dataclass
+
+import pandas as pd
+
+from amvicc.benchmark import OptionLabel, Question
+from amvicc.report.items import Items, category_sort_key
+from amvicc.store import Store
+
+THUMBNAIL_PIXELS = 224
+RESPONSE_CHARACTERS = 1200
+
+
+@dataclass(frozen=True)
+class GalleryItem:
+    """One failing image or answer, ready to show.
+
+    Attributes:
+        label: the model as the report names it.
+        modality: ``igm`` or ``vlm``.
+        kind: ``implicit``, ``explicit`` or ``answer``.
+        question: the MMVP question, options and answer of the item.
+        prompt: the image prompt (images) or the prompt sent to the VLM (answers).
+        shows: for explicit images, the option the image had to show.
+        thumbnail: a ``data:`` URI of a small JPEG, None when no readable file exists.
+        note: why there is no thumbnail.
+        verdicts: ``source: value (comment)`` for every verdict on the item.
+        response: the VLM's raw reply (cut to a readable length).
+        chosen: the option the graders read in the reply.
+    """
+
+    label: str
+    modality: str
+    smoke: bool
+    category: str
+    question_index: int
+    kind: str
+    sample: int
+    question: str
+    options: str
+    answer: str
+    prompt: str
+    shows: str | None
+    thumbnail: str | None
+    note: str | None
+    verdicts: tuple[str, ...]
+    response: str | None
+    chosen: str | None
+
+
+def failing_examples(store: Store, items: Items, per_model: int) -> list[GalleryItem]:
+    """Up to ``per_model`` failing items per model, round-robin over categories."""
+    f = items.frame
+    wrong = f[f["outcome"] == "incorrect"].copy()
+    if wrong.empty or per_model <= 0:
+        return []
+    wrong["_category"] = category_sort_key(wrong["category"])
+    wrong = wrong.sort_values(["entry", "_category", "question_index", "kind", "sample"])
+    wrong["_turn"] = wrong.groupby(["entry", "category"]).cumcount()
+    wrong = wrong.sort_values(["_turn", "_category", "question_index"])
+    chosen = wrong.groupby("entry", sort=False).head(per_model)
+    smoke = {e.key: e.smoke for e in items.entries}
+    order = {e.key: i for i, e in enumerate(items.entries)}
+    chosen = chosen.assign(_entry=chosen["entry"].map(order)).sort_values(
+        ["_entry", "_category", "question_index", "kind", "sample"]
+    )
+    images = _rows(store, "images", "image_id", "path, prompt", chosen, "igm")
+    responses = _rows(store, "responses", "response_id", "prompt, text", chosen, "vlm")
+    verdicts = _verdict_lines(store, [str(s) for s in chosen["subject_id"] if s])
+    out: list[GalleryItem] = []
+    for row in chosen.to_dict(orient="records"):
+        question = items.catalogue.question(int(row["question_index"]))
+        subject = str(row["subject_id"])
+        image = row["modality"] == "igm"
+        shows: str | None = None
+        thumbnail = note = response = chosen_option = None
+        if image:
+            path, prompt = images.get(subject, (None, ""))
+            thumbnail, note = _thumbnail(store, path)
+            if row["kind"] == "explicit" and question.explicit_answer:
+                shows = _option(question, question.explicit_answer)
+        else:
+            prompt, text = responses.get(subject, ("", None))
+            response = _cut(text)
+            value = row["value"] if isinstance(row["value"], str) else None
+            chosen_option = _option(question, value) if value in ("a", "b") else value
+        out.append(
+            GalleryItem(
+                label=str(row["label"]),
+                modality=str(row["modality"]),
+                smoke=smoke[str(row["entry"])],
+                category=question.category.code,
+                question_index=question.index,
+                kind=str(row["kind"]),
+                sample=int(row["sample"]),
+                question=question.text,
+                options=question.options_text,
+                answer=_option(question, question.answer),
+                prompt=str(prompt),
+                shows=shows,
+                thumbnail=thumbnail,
+                note=note,
+                verdicts=tuple(verdicts.get(subject, ())),
+                response=response,
+                chosen=chosen_option,
+            )
+        )
+    return out
+
+
+def _option(question: Question, label: OptionLabel | str | None) -> str:
+    if label not in ("a", "b"):
+        return str(label)
+    return f"({label}) {question.option('a' if label == 'a' else 'b').text}"
+
+
+def _rows(
+    store: Store, table: str, key: str, columns: str, chosen: pd.DataFrame, modality: str
+) -> dict[str, tuple[object, object]]:
+    ids = [s for s in chosen.loc[chosen["modality"] == modality, "subject_id"] if s]
+    found: dict[str, tuple[object, object]] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        rows = store.connection().execute(
+            f"SELECT {key}, {columns} FROM {table} WHERE {key} IN ({','.join('?' * len(chunk))})",
+            chunk,
+        )
+        found.update({r[0]: (r[1], r[2]) for r in rows})
+    return found
+
+
+def _verdict_lines(store: Store, subjects: list[str]) -> dict[str, list[str]]:
+    """``source: value (comment)`` of each source's latest verdict on each subject."""
+    latest: dict[tuple[str, str], str] = {}
+    for start in range(0, len(subjects), 400):
+        chunk = subjects[start : start + 400]
+        marks = ",".join("?" * len(chunk))
+        rows = store.connection().execute(
+            "SELECT COALESCE(image_id, response_id), source, value, comment FROM verdicts "
+            f"WHERE image_id IN ({marks}) OR response_id IN ({marks}) ORDER BY verdict_id",
+            chunk + chunk,
+        )
+        for subject, source, value, comment in rows:
+            note = f" ({comment})" if comment else ""
+            latest[(subject, source)] = f"{source}: {value}{note}"
+    lines: dict[str, list[str]] = {}
+    for (subject, _), line in latest.items():
+        lines.setdefault(subject, []).append(line)
+    return lines
+
+
+def _thumbnail(store: Store, path: object) -> tuple[str | None, str | None]:
+    """A small JPEG of the image as a data URI, or why there is none."""
+    if not isinstance(path, str) or not path:
+        return None, "no image file in the workspace (e.g. graded elsewhere)"
+    file = store.path(path)
+    if not file.is_file():
+        return None, f"image file {path} is missing from the workspace"
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(file) as image:
+            image.thumbnail((THUMBNAIL_PIXELS, THUMBNAIL_PIXELS))
+            buffer = io.BytesIO()
+            image.convert("RGB").save(buffer, format="JPEG", quality=80)
+    except (OSError, UnidentifiedImageError, ValueError):
+        return None, f"image file {path} cannot be read"
+    return "data:image/jpeg;base64," + base64.b64encode(buffer.getvalue()).decode(), None
+
+
+def _cut(text: object) -> str | None:
+    if not isinstance(text, str):
+        return None
+    if len(text) <= RESPONSE_CHARACTERS:
+        return text
+    return text[:RESPONSE_CHARACTERS] + f" … [{len(text) - RESPONSE_CHARACTERS} more characters]"

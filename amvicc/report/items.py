@@ -1,0 +1,628 @@
+"""From the workspace to one row per item: was it correct, wrong or missing, and why.
+
+An *item* is one slot a model was asked to fill: for an image model (IGM) a (question, prompt
+kind, sample) image, for a VLM a (question, sample) answer about MMVP's own image. Every
+slot the catalogue asks for gets a row, so an image never generated or an answer never given
+is a *missing* item with its reason rather than silently absent.
+
+Which verdict decides an item:
+
+- images: under ``--verdicts human`` an adjudication if there is one, else the majority of the
+  human raters (``human:*`` and ``sheet:*`` sources), else the item is unresolved (a tie) or
+  not rated. ``cant_tell`` counts as a vote that the image is *not* correct, so two raters
+  saying ``incorrect`` and ``cant_tell`` agree that it fails, and ``correct`` against
+  ``cant_tell`` is a tie. ``undecided`` is no vote. Under ``--verdicts judge:<method>:<model>``
+  that automatic judge decides; under ``any`` humans decide where they resolve the item and
+  the automatic judges' majority elsewhere.
+- answers: the option chosen comes from a human audit (adjudicated, else the auditors'
+  majority), else the extractor, else the LLM judges' majority; the answer is correct when
+  that option is the question's answer under the run's label policy. ``no_answer``, an
+  undecided response and a failed request are missing.
+
+Everything is vectorised with pandas (the same rule as :func:`amvicc.agreement.resolve`,
+checked against it in the tests), so 360,000 verdicts take well under a second.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from amvicc.benchmark import CATEGORIES, PROMPT_KINDS, Catalogue, LabelPolicy, load_catalogue
+from amvicc.errors import UserError
+from amvicc.report.options import ANY_VERDICTS, HUMAN_VERDICTS, ReportOptions
+from amvicc.store import EXTRACTOR_SOURCE, Store, is_human_source
+
+Modality = Literal["igm", "vlm"]
+
+IGM_STAGES = ("generate", "import")
+VLM_STAGES = ("answer",)
+MMVP_IMAGE_KEY = "mmvp"
+JUDGE_PREFIX = "judge:"
+LLM_JUDGE_PREFIX = "llm-judge:"
+ADJUDICATION_PREFIX = "adjudication:"
+DECIDED_ANSWERS = ("a", "b", "no_answer")
+CATEGORY_ORDER = {c.code: i for i, c in enumerate(CATEGORIES)}
+
+SourceRole = Literal["rater", "adjudication", "judge", "llm-judge", "extractor", "other"]
+
+
+def source_role(source: str) -> SourceRole:
+    """What a verdict source does.
+
+    A human ``rater`` (``human:*``, ``sheet:*``), an ``adjudication``, an automatic image
+    ``judge``, an ``llm-judge`` of answers, the answer ``extractor``, or ``other``.
+    """
+    if source.startswith(ADJUDICATION_PREFIX):
+        return "adjudication"
+    if is_human_source(source):
+        return "rater"
+    if source.startswith(JUDGE_PREFIX):
+        return "judge"
+    if source.startswith(LLM_JUDGE_PREFIX):
+        return "llm-judge"
+    if source == EXTRACTOR_SOURCE:
+        return "extractor"
+    return "other"
+
+
+def roles(verdicts: pd.DataFrame) -> pd.Series:
+    """Each verdict's :func:`source_role` (the ``role`` column when loaded from a store)."""
+    if "role" in verdicts.columns:
+        return verdicts["role"]
+    codes, sources = pd.factorize(verdicts["source"])
+    table = np.array([source_role(str(s)) for s in sources] + ["other"], dtype=object)
+    return pd.Series(table[codes], index=verdicts.index, dtype=object)
+
+
+# Why an item has no usable verdict.
+MISSING_REASONS = {
+    "not_generated": "no image was generated",
+    "blank_in_sheet": "the grade sheet's cell was blank",
+    "failed": "generation failed",
+    "refused": "the model refused to generate",
+    "not_rated": "nobody rated the image",
+    "unresolved": "the raters tied",
+    "not_answered": "the VLM was never asked",
+    "error": "the request failed",
+    "not_graded": "the answer was never graded",
+    "undecided": "no grader could tell which option was chosen",
+    "no_answer": "the VLM chose no option",
+}
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """A model as the report shows it: one stored configuration of one model.
+
+    Attributes:
+        key: the configuration's ``config_key`` (images and responses are slotted by it).
+        label: the name shown: the model's name, with its run id when the model has several
+            configurations of the same modality.
+        model: the model as the user named it.
+        modality: ``igm`` (image model) or ``vlm``.
+        smoke: a random-weight smoke-test model; its numbers mean nothing.
+        samples: samples per slot (k), from the stored items.
+        label_policy: the labels its answers are scored under (VLMs).
+        run_ids: the runs that made its items, oldest first.
+        imported: its images were graded elsewhere (a grade sheet), not generated here.
+    """
+
+    key: str
+    label: str
+    model: str
+    modality: Modality
+    smoke: bool
+    samples: int
+    label_policy: LabelPolicy
+    run_ids: tuple[str, ...]
+    imported: bool = False
+
+
+@dataclass(frozen=True, eq=False)
+class Items:
+    """Every item of every model in the report, with its outcome.
+
+    Attributes:
+        entries: the models, image models first, each sorted by name.
+        frame: one row per item: ``entry``, ``label``, ``modality``, ``kind`` (``implicit``,
+            ``explicit`` or ``answer``), ``question_index``, ``pair``, ``category``,
+            ``sample``, ``subject_id`` (image or response id, empty when none was made),
+            ``status``, ``value`` (the verdict or option that decided it), ``outcome``
+            (``correct``, ``incorrect``, ``missing``) and ``reason`` (why it is missing).
+        image_verdicts: each source's latest verdict on the report's images (``subject_id``,
+            ``source``, ``value``, ``verdict_id``); it may hold verdicts on superseded images
+            of the same configurations, which no item refers to.
+        response_verdicts: the same for the report's answers.
+        catalogue: the questions reported on.
+        basis: whose image verdicts decided the items.
+    """
+
+    entries: tuple[ModelEntry, ...]
+    frame: pd.DataFrame
+    image_verdicts: pd.DataFrame
+    response_verdicts: pd.DataFrame
+    catalogue: Catalogue
+    basis: str
+
+    def judge_sources(self) -> list[str]:
+        """The automatic image judges that rated any of the report's images."""
+        verdicts = self.image_verdicts
+        return sorted(verdicts.loc[roles(verdicts) == "judge", "source"].unique())
+
+    def with_basis(self, basis: str) -> Items:
+        """The same items with image outcomes decided by another source (answers unchanged)."""
+        if basis == self.basis:
+            return self
+        frame = self.frame.copy()
+        images = frame["modality"] == "igm"
+        decided = image_values(self.image_verdicts, basis)
+        _apply_image_outcomes(frame, images, decided)
+        _blank_cells(frame, {e.key for e in self.entries if e.imported})
+        return replace(self, frame=frame, basis=basis)
+
+
+def collect_items(store: Store, options: ReportOptions | None = None) -> Items:
+    """Read the workspace and decide every item of every selected model.
+
+    Raises:
+        UserError: nothing to report, an unknown ``--models`` name or ``--verdicts`` source.
+    """
+    options = options or ReportOptions()
+    catalogue = load_catalogue(options.catalogue, labels=options.labels or "corrected")
+    if options.categories:
+        from amvicc.benchmark import parse_categories
+
+        catalogue = catalogue.select(categories=parse_categories(options.categories))
+    entries = load_entries(store, options.models, labels=options.labels)
+    if any(e.modality == "igm" for e in entries) and not catalogue.has_prompts:
+        raise UserError(
+            f"{catalogue.source} has no generation prompts, so image models cannot be scored; "
+            "use a catalogue with prompts (e.g. the shipped one)"
+        )
+    image_rows = _current_images(store, _keys(entries, "igm"))
+    response_rows = _current_responses(store, _keys(entries, "vlm"))
+    entries = _with_samples(entries, image_rows, response_rows)
+    image_verdicts = _latest_verdicts(store, "image_id", image_rows["image_id"])
+    response_verdicts = _latest_verdicts(store, "response_id", response_rows["response_id"])
+    _check_basis(options.verdicts, image_verdicts)
+    questions = _questions(catalogue)
+    frames = []
+    igm = [e for e in entries if e.modality == "igm"]
+    vlm = [e for e in entries if e.modality == "vlm"]
+    if igm:
+        frames.append(_image_items(igm, questions, image_rows, image_verdicts, options.verdicts))
+    if vlm:
+        answers = _answers({e.label_policy for e in vlm}, catalogue)
+        frames.append(_answer_items(vlm, questions, response_rows, response_verdicts, answers))
+    frame = pd.concat(frames, ignore_index=True)
+    _blank_cells(frame, {e.key for e in entries if e.imported})
+    return Items(
+        entries=tuple(entries),
+        frame=frame,
+        image_verdicts=image_verdicts,
+        response_verdicts=response_verdicts,
+        catalogue=catalogue,
+        basis=options.verdicts,
+    )
+
+
+# --- models ----------------------------------------------------------------------------------
+
+
+def load_entries(
+    store: Store, patterns: Iterable[str] | None = None, *, labels: LabelPolicy | None = None
+) -> list[ModelEntry]:
+    """The models in the workspace (image models first), optionally only those matching.
+
+    Args:
+        store: the workspace.
+        patterns: model names or glob patterns (``openai:*``); each must match a model.
+        labels: score every VLM under this label policy instead of its run's.
+    """
+    runs = store.frame(
+        "SELECT run_id, stage, model, smoke, config_key, label_policy FROM runs "
+        "WHERE stage IN ('generate', 'import', 'answer') ORDER BY started_at, run_id"
+    )
+    if runs.empty:
+        raise UserError(
+            f"nothing to report in {store.root}: it has no generate, import or answer runs; "
+            "run `amvicc generate`, `amvicc answer` or `amvicc import-grades` first"
+        )
+    runs["modality"] = np.where(runs["stage"] == "answer", "vlm", "igm")
+    entries: list[ModelEntry] = []
+    configs_per_model = runs.groupby(["modality", "model"])["config_key"].nunique().to_dict()
+    for (modality, key), group in runs.groupby(["modality", "config_key"], sort=False):
+        model = str(group["model"].iloc[-1])
+        run_ids = tuple(str(r) for r in group["run_id"])
+        label = model
+        if configs_per_model[(modality, model)] > 1:
+            label = f"{model} [{run_ids[0]}]"
+        policy: LabelPolicy = labels or (
+            "original" if group["label_policy"].iloc[-1] == "original" else "corrected"
+        )
+        entries.append(
+            ModelEntry(
+                key=str(key),
+                label=label,
+                model=model,
+                modality="vlm" if modality == "vlm" else "igm",
+                smoke=bool(group["smoke"].astype(bool).any()),
+                samples=1,
+                label_policy=policy,
+                run_ids=run_ids,
+                imported=bool((group["stage"] == "import").all()),
+            )
+        )
+    entries.sort(key=lambda e: (e.modality != "igm", e.label.casefold()))
+    if patterns:
+        entries = _select(entries, list(patterns))
+    return entries
+
+
+def _select(entries: list[ModelEntry], patterns: list[str]) -> list[ModelEntry]:
+    chosen: list[ModelEntry] = []
+    for pattern in patterns:
+        matched = [
+            e
+            for e in entries
+            if fnmatch.fnmatchcase(e.model, pattern) or fnmatch.fnmatchcase(e.label, pattern)
+        ]
+        if not matched:
+            known = ", ".join(sorted({e.model for e in entries}))
+            raise UserError(f"no model matches {pattern!r}; models in the workspace: {known}")
+        chosen.extend(e for e in matched if e not in chosen)
+    return [e for e in entries if e in chosen]
+
+
+def _with_samples(
+    entries: list[ModelEntry], images: pd.DataFrame, responses: pd.DataFrame
+) -> list[ModelEntry]:
+    counts = (
+        pd.concat([images[["config_key", "sample"]], responses[["config_key", "sample"]]])
+        .groupby("config_key")["sample"]
+        .max()
+    )
+    return [replace(e, samples=int(counts.get(e.key, 0)) + 1) for e in entries]
+
+
+# --- reading the store -----------------------------------------------------------------------
+
+
+def _keys(entries: list[ModelEntry], modality: Modality) -> list[str]:
+    return [e.key for e in entries if e.modality == modality]
+
+
+def _keys_clause(keys: list[str]) -> tuple[str, list[str]]:
+    return f"config_key IN ({','.join('?' * len(keys))})", keys
+
+
+def _read(store: Store, query: str, params: list[str], columns: list[str]) -> pd.DataFrame:
+    """A query as a DataFrame of Python objects.
+
+    Faster than ``store.frame`` on hundreds of thousands of rows: pandas' default string
+    dtype converts every id on the way in, then again in each ``isin`` and merge.
+    """
+    rows = store.connection().execute(query, params).fetchall()
+    frame = pd.DataFrame(rows, columns=columns, dtype=object)
+    for column in ("question_index", "sample", "verdict_id"):
+        if column in frame.columns:
+            frame[column] = frame[column].astype("int64")
+    return frame
+
+
+def _current_images(store: Store, keys: list[str]) -> pd.DataFrame:
+    columns = ["image_id", "config_key", "question_index", "prompt_kind", "sample", "status"]
+    clause, params = _keys_clause(keys)
+    return _read(
+        store, f"SELECT {', '.join(columns)} FROM current_images WHERE {clause}", params, columns
+    )
+
+
+def _current_responses(store: Store, keys: list[str]) -> pd.DataFrame:
+    columns = ["response_id", "config_key", "question_index", "sample", "status"]
+    clause, params = _keys_clause(keys)
+    return _read(
+        store,
+        f"SELECT {', '.join(columns)} FROM current_responses WHERE image_key = ? AND {clause}",
+        [MMVP_IMAGE_KEY, *params],
+        columns,
+    )
+
+
+def _latest_verdicts(store: Store, column: str, subjects: pd.Series) -> pd.DataFrame:
+    """Each source's latest verdict on these subjects, with its source's ``role``.
+
+    The ``current_verdicts`` rule (newest row per subject and source), applied in pandas: on
+    hundreds of thousands of verdicts that is several times faster than SQLite's GROUP BY
+    view. Comments and rubric versions are read later, for the few rows that show them.
+    """
+    columns = ["subject_id", "source", "value", "verdict_id"]
+    if subjects.empty:
+        return pd.DataFrame(columns=[*columns, "role"])
+    rows = _read(
+        store,
+        f"SELECT {column}, source, value, verdict_id FROM verdicts WHERE {column} IS NOT NULL "
+        "ORDER BY verdict_id",
+        [],
+        columns,
+    )
+    rows = rows[rows["subject_id"].isin(subjects)]
+    rows = rows.drop_duplicates(["subject_id", "source"], keep="last").reset_index(drop=True)
+    rows["role"] = roles(rows)
+    return rows
+
+
+def _check_basis(basis: str, image_verdicts: pd.DataFrame) -> None:
+    if basis in (HUMAN_VERDICTS, ANY_VERDICTS):
+        return
+    known = sorted(set(image_verdicts.loc[roles(image_verdicts) == "judge", "source"]))
+    if not basis.startswith(JUDGE_PREFIX) or basis not in known:
+        listed = ", ".join(known) or "none in this workspace"
+        raise UserError(
+            f"--verdicts {basis!r} is not human, any or an image judge of these models "
+            f"(judges: {listed})"
+        )
+
+
+def _questions(catalogue: Catalogue) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "question_index": [q.index for q in catalogue],
+            "pair": [q.pair for q in catalogue],
+            "category": [q.category.code for q in catalogue],
+        }
+    )
+
+
+def _answers(policies: set[LabelPolicy], selected: Catalogue) -> dict[LabelPolicy, pd.Series]:
+    """Each label policy's answer per question index."""
+    out: dict[LabelPolicy, pd.Series] = {}
+    for policy in policies:
+        catalogue = (
+            selected
+            if policy == selected.label_policy
+            else load_catalogue(selected.source, labels=policy)
+        )
+        out[policy] = pd.Series({q.index: q.answer for q in catalogue}, dtype="object")
+    return out
+
+
+# --- deciding items --------------------------------------------------------------------------
+
+
+def resolve_votes(votes: pd.DataFrame, adjudicated: pd.Series | None = None) -> pd.DataFrame:
+    """:func:`amvicc.agreement.resolve` for many subjects at once.
+
+    Args:
+        votes: one row per rater verdict: ``subject_id`` and ``value``.
+        adjudicated: the adjudicated value per subject id, which overrides the raters.
+
+    Returns:
+        One row per subject (index ``subject_id``): ``value`` (None on a tie), ``how``
+        (``adjudicated``, ``unanimous``, ``majority`` or ``tie``) and ``raters``.
+    """
+    subject_codes, subjects = pd.factorize(votes["subject_id"])
+    value_codes, values = pd.factorize(votes["value"])
+    if not len(values):
+        return pd.DataFrame(
+            {"value": [], "how": [], "raters": []}, index=pd.Index([], name="subject_id")
+        ).astype({"value": "object", "how": "object", "raters": "int64"})
+    width = len(values)
+    # counts[s, v]: how many raters gave subject s the value v.
+    counts = np.bincount(
+        subject_codes * width + value_codes, minlength=len(subjects) * width
+    ).reshape(len(subjects), width)
+    top = counts.max(axis=1, initial=0)
+    leaders = (counts == top[:, None]).sum(axis=1)
+    distinct = (counts > 0).sum(axis=1)
+    winner = np.asarray(values, dtype=object)[counts.argmax(axis=1)]
+    result = pd.DataFrame(
+        {
+            "value": np.where(leaders == 1, winner, None),
+            "how": np.where(leaders > 1, "tie", np.where(distinct == 1, "unanimous", "majority")),
+            "raters": counts.sum(axis=1).astype("int64"),
+        },
+        index=pd.Index(subjects, name="subject_id", dtype=object),
+    ).astype({"value": "object", "how": "object"})
+    if adjudicated is not None and not adjudicated.empty:
+        result = result.reindex(result.index.union(adjudicated.index))
+        result.loc[adjudicated.index, "value"] = adjudicated.astype("object")
+        result.loc[adjudicated.index, "how"] = "adjudicated"
+        result["raters"] = result["raters"].fillna(0).astype("int64")
+    result.index.name = "subject_id"
+    return result
+
+
+def _latest_per_subject(rows: pd.DataFrame) -> pd.Series:
+    latest = rows.sort_values("verdict_id").drop_duplicates("subject_id", keep="last")
+    return latest.set_index("subject_id")["value"].astype("object")
+
+
+def _as_correct(values: pd.Series) -> pd.Series:
+    """``correct`` stays; ``incorrect`` and ``cant_tell`` are not correct."""
+    return values.where(values == "correct", "incorrect").astype("object")
+
+
+def image_values(verdicts: pd.DataFrame, basis: str = HUMAN_VERDICTS) -> pd.DataFrame:
+    """The deciding verdict of each rated image under ``basis``.
+
+    Returns:
+        Index ``subject_id``; ``value`` (``correct``, ``incorrect`` or None on a tie) and
+        ``how``. Images nobody rated are absent.
+    """
+    usable = verdicts[verdicts["value"] != "undecided"]
+    if basis == HUMAN_VERDICTS:
+        return _human_image_values(usable)
+    if basis == ANY_VERDICTS:
+        human = _human_image_values(usable)
+        judges = usable[roles(usable) == "judge"]
+        automatic = resolve_votes(judges.assign(value=_as_correct(judges["value"])))
+        automatic["how"] = "judges-" + automatic["how"].astype(str)
+        resolved = human[human["value"].notna()]
+        rest = automatic[~automatic.index.isin(resolved.index)]
+        unresolved = human[human["value"].isna() & ~human.index.isin(rest.index)]
+        return pd.concat([resolved, rest, unresolved])
+    judged = usable[usable["source"] == basis]
+    values = _latest_per_subject(judged)
+    return pd.DataFrame({"value": _as_correct(values), "how": "judge"}, index=values.index)
+
+
+def _human_image_values(usable: pd.DataFrame) -> pd.DataFrame:
+    role = roles(usable)
+    raters = usable[role == "rater"]
+    adjudicated = _latest_per_subject(usable[role == "adjudication"])
+    resolved = resolve_votes(
+        raters.assign(value=_as_correct(raters["value"])), _as_correct(adjudicated)
+    )
+    return resolved[["value", "how"]]
+
+
+def _image_items(
+    entries: list[ModelEntry],
+    questions: pd.DataFrame,
+    images: pd.DataFrame,
+    verdicts: pd.DataFrame,
+    basis: str,
+) -> pd.DataFrame:
+    slots = [
+        (e.key, e.label, kind, sample)
+        for e in entries
+        for kind in PROMPT_KINDS
+        for sample in range(e.samples)
+    ]
+    grid = pd.DataFrame(slots, columns=["entry", "label", "kind", "sample"]).merge(
+        questions, how="cross"
+    )
+    found = images.rename(
+        columns={"config_key": "entry", "prompt_kind": "kind", "image_id": "subject_id"}
+    )
+    frame = _attach(grid, found, ["entry", "question_index", "kind", "sample"])
+    frame["modality"] = "igm"
+    _apply_image_outcomes(frame, frame["modality"] == "igm", image_values(verdicts, basis))
+    return frame
+
+
+def _attach(grid: pd.DataFrame, found: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Give each slot of ``grid`` the ``subject_id`` and ``status`` of its stored row.
+
+    A left merge on the key columns, done on one integer code per slot: merging on the long
+    configuration keys takes seconds at 120,000 slots.
+    """
+    both = pd.concat([grid[keys], found[keys]], ignore_index=True)
+    codes = [pd.factorize(both[k])[0] for k in keys]
+    slot = np.ravel_multi_index(codes, [int(c.max()) + 1 for c in codes])
+    position = pd.Index(slot[len(grid) :]).get_indexer(pd.Index(slot[: len(grid)]))
+    have = position >= 0
+    frame = grid.copy()
+    for column in ("subject_id", "status"):
+        values = np.full(len(grid), "", dtype=object)
+        values[have] = found[column].to_numpy(dtype=object)[position[have]]
+        frame[column] = values
+    return frame
+
+
+def _blank_cells(frame: pd.DataFrame, imported: set[str]) -> None:
+    """An imported model's item without an image is a blank sheet cell, not a failed run."""
+    blank = frame["entry"].isin(imported) & (frame["reason"] == "not_generated")
+    frame.loc[blank, "reason"] = "blank_in_sheet"
+
+
+def _apply_image_outcomes(frame: pd.DataFrame, rows: pd.Series, decided: pd.DataFrame) -> None:
+    """Fill ``value``, ``outcome`` and ``reason`` of the image items selected by ``rows``."""
+    images = frame.loc[rows]
+    subject = images["subject_id"]
+    position = decided.index.get_indexer(pd.Index(subject))
+    found = position >= 0
+    value = pd.Series(None, index=images.index, dtype=object)
+    value[found] = decided["value"].to_numpy(dtype=object)[position[found]]
+    how = pd.Series(None, index=images.index, dtype=object)
+    how[found] = decided["how"].to_numpy(dtype=object)[position[found]]
+    status = images["status"]
+    reason = np.select(
+        [
+            subject == "",
+            status == "failed",
+            status == "refused",
+            how.isna(),
+            value.isna(),
+        ],
+        ["not_generated", "failed", "refused", "not_rated", "unresolved"],
+        "",
+    )
+    outcome = np.where(reason != "", "missing", value.fillna("").astype(str))
+    frame.loc[rows, "value"] = value.where(reason == "", None).astype("object")
+    frame.loc[rows, "outcome"] = outcome
+    frame.loc[rows, "reason"] = reason
+
+
+def answer_values(verdicts: pd.DataFrame) -> pd.Series:
+    """The option each graded response chose: human audit > extractor > LLM judges.
+
+    Returns:
+        The decided value (``a``, ``b`` or ``no_answer``) per ``subject_id``; responses
+        that no source decided are absent.
+    """
+    decided = verdicts[verdicts["value"].isin(DECIDED_ANSWERS)]
+    role = roles(decided)
+    audit = resolve_votes(
+        decided[role == "rater"], _latest_per_subject(decided[role == "adjudication"])
+    )
+    extractor = _latest_per_subject(decided[role == "extractor"])
+    llm = resolve_votes(decided[role == "llm-judge"])
+    combined = audit["value"].dropna()
+    for fallback in (extractor, llm["value"].dropna()):
+        combined = pd.concat([combined, fallback[~fallback.index.isin(combined.index)]])
+    return combined.astype("object")
+
+
+def _answer_items(
+    entries: list[ModelEntry],
+    questions: pd.DataFrame,
+    responses: pd.DataFrame,
+    verdicts: pd.DataFrame,
+    answers: dict[LabelPolicy, pd.Series],
+) -> pd.DataFrame:
+    slots = [
+        (e.key, e.label, e.label_policy, sample) for e in entries for sample in range(e.samples)
+    ]
+    grid = pd.DataFrame(slots, columns=["entry", "label", "label_policy", "sample"]).merge(
+        questions, how="cross"
+    )
+    found = responses.rename(columns={"config_key": "entry", "response_id": "subject_id"})
+    frame = _attach(grid, found, ["entry", "question_index", "sample"])
+    frame["modality"] = "vlm"
+    frame["kind"] = "answer"
+    chosen = frame["subject_id"].map(answer_values(verdicts))
+    graded = frame["subject_id"].isin(set(verdicts["subject_id"]))
+    answer = pd.Series("", index=frame.index, dtype="object")
+    for policy, series in answers.items():
+        mask = frame["label_policy"] == policy
+        answer[mask] = frame.loc[mask, "question_index"].map(series).astype("object")
+    reason = np.select(
+        [
+            frame["subject_id"] == "",
+            frame["status"] == "error",
+            chosen.isna() & ~graded,
+            chosen.isna(),
+            chosen == "no_answer",
+        ],
+        ["not_answered", "error", "not_graded", "undecided", "no_answer"],
+        "",
+    )
+    frame["value"] = chosen.where(chosen.notna(), None).astype("object")
+    frame["outcome"] = np.where(
+        reason != "", "missing", np.where(chosen == answer, "correct", "incorrect")
+    )
+    frame["reason"] = reason
+    return frame.drop(columns=["label_policy"])
+
+
+def category_sort_key(codes: pd.Series) -> pd.Series:
+    """Sort categories in AMVICC's order, with ``all`` last."""
+    return codes.map(lambda code: CATEGORY_ORDER.get(code, len(CATEGORY_ORDER)))

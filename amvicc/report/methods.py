@@ -1,0 +1,214 @@
+"""The methods section: what was run, with which parameters, seeds and judges.
+
+Everything comes from the run records, so a report says how its numbers were made. Run
+parameters never hold API keys (only the names of the environment variables that do); the
+configuration is scrubbed again here all the same, so a key stored by mistake never reaches
+a report.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from amvicc.provenance import canonical_json
+from amvicc.report.items import Items, source_role
+from amvicc.store import Store
+
+# Parameter names that could hold a secret; ``*_env`` names an environment variable instead.
+_SECRET_NAME = re.compile(
+    r"(api[_-]?key|secret|token|password|passwd|authori[sz]ation|bearer|credential)", re.I
+)
+_SECRET_VALUE = re.compile(r"^(sk-|sk_|hf_|Bearer\s)[A-Za-z0-9_\-]{8,}")
+REDACTED = "[redacted]"
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """One run behind the report."""
+
+    run_id: str
+    stage: str
+    model: str
+    label: str
+    status: str
+    smoke: bool
+    label_policy: str
+    started_at: str
+    ended_at: str | None
+    command: str | None
+    config: str
+    seeds: str
+    catalogue_note: str | None
+
+
+@dataclass(frozen=True)
+class SourceInfo:
+    """One source of verdicts on the report's items."""
+
+    source: str
+    kind: str
+    subjects: int
+    rubric_versions: str
+
+
+@dataclass(frozen=True)
+class Methods:
+    """How the report's numbers were made."""
+
+    runs: tuple[RunInfo, ...]
+    sources: tuple[SourceInfo, ...]
+    counts: tuple[tuple[str, int], ...]
+    catalogue_source: str
+    catalogue_sha256: str
+    label_policies: str
+    versions: str
+
+
+def scrub(value: Any) -> Any:
+    """A copy of a configuration without anything that looks like a secret."""
+    if isinstance(value, Mapping):
+        return {
+            key: (
+                REDACTED
+                if _SECRET_NAME.search(str(key)) and not str(key).lower().endswith("_env")
+                else scrub(item)
+            )
+            for key, item in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [scrub(item) for item in value]
+    if isinstance(value, str) and _SECRET_VALUE.match(value):
+        return REDACTED
+    return value
+
+
+ROLE_WORDS = {
+    "adjudication": "adjudication",
+    "rater": "human rater",
+    "judge": "automatic image judge",
+    "llm-judge": "LLM answer judge",
+    "extractor": "answer extractor",
+    "other": "other",
+}
+
+
+def _text(value: object) -> str | None:
+    return None if value is None or pd.isna(value) else str(value)  # type: ignore[call-overload]
+
+
+def source_kind(source: str) -> str:
+    """What kind of judge a verdict source is, in words."""
+    if source.startswith("sheet:"):
+        return "grade sheet (human)"
+    return ROLE_WORDS[source_role(source)]
+
+
+def describe_methods(store: Store, items: Items) -> Methods:
+    """Collect the runs, seeds, judges and counts behind the report."""
+    labels = {run_id: e.label for e in items.entries for run_id in e.run_ids}
+    run_ids = list(labels)
+    marks = ",".join("?" * len(run_ids))
+    runs = store.frame(f"SELECT * FROM runs WHERE run_id IN ({marks})", run_ids)
+    seeds = {
+        str(r["run_id"]): r
+        for r in store.frame(
+            "SELECT run_id, COUNT(DISTINCT seed) AS n, MIN(seed) AS low, MAX(seed) AS high "
+            f"FROM images WHERE seed IS NOT NULL AND run_id IN ({marks}) GROUP BY run_id",
+            run_ids,
+        ).to_dict(orient="records")
+    }
+    infos = []
+    for row in runs.sort_values(["started_at", "run_id"]).to_dict(orient="records"):
+        config = scrub(json.loads(str(row["config_json"])))
+        run_id = str(row["run_id"])
+        seed_text = "none recorded"
+        if run_id in seeds:
+            s = seeds[run_id]
+            seed_text = (
+                f"{int(s['n'])} per-image seed(s), {int(s['low'])}…{int(s['high'])}"
+                if int(s["n"]) > 1
+                else f"{int(s['low'])}"
+            )
+        if isinstance(config, Mapping) and "seed" in config:
+            seed_text = f"base seed {config['seed']}; {seed_text}"
+        note = None
+        if row["catalogue_sha256"] and row["catalogue_sha256"] != items.catalogue.sha256:
+            note = "made with another catalogue file than the report's"
+        infos.append(
+            RunInfo(
+                run_id=run_id,
+                stage=str(row["stage"]),
+                model=str(row["model"]),
+                label=labels[run_id],
+                status=str(row["status"]),
+                smoke=bool(row["smoke"]),
+                label_policy=str(row["label_policy"]),
+                started_at=str(row["started_at"]),
+                ended_at=_text(row["ended_at"]),
+                command=_text(row["command"]),
+                config=canonical_json(config),
+                seeds=seed_text,
+                catalogue_note=note,
+            )
+        )
+    verdicts = pd.concat([items.image_verdicts, items.response_verdicts], ignore_index=True)
+    rubric = _rubric_versions(store)
+    # one row per (subject, source): a source's row count is the items it judged
+    judged = verdicts["source"].value_counts().sort_index()
+    sources = tuple(
+        SourceInfo(
+            source=str(source),
+            kind=source_kind(str(source)),
+            subjects=int(count),
+            rubric_versions=rubric.get(str(source), ""),
+        )
+        for source, count in judged.items()
+    )
+    f = items.frame
+    counts: list[tuple[str, int]] = [
+        ("models", len(items.entries)),
+        ("questions", len(items.catalogue)),
+        ("items", len(f)),
+    ]
+    counts += [(f"items {o}", int(n)) for o, n in f["outcome"].value_counts().sort_index().items()]
+    counts += [
+        (f"images {s or 'not generated'}", int(n))
+        for s, n in f.loc[f["modality"] == "igm", "status"].value_counts().sort_index().items()
+    ]
+    counts += [
+        (f"answers {s or 'not answered'}", int(n))
+        for s, n in f.loc[f["modality"] == "vlm", "status"].value_counts().sort_index().items()
+    ]
+    counts.append(("verdicts (latest per source and item)", len(verdicts)))
+    from amvicc.provenance import package_versions
+
+    versions = package_versions(("amvicc", "numpy", "pandas", "scipy", "scikit-learn"))
+    return Methods(
+        runs=tuple(infos),
+        sources=sources,
+        counts=tuple(counts),
+        catalogue_source=items.catalogue.source,
+        catalogue_sha256=items.catalogue.sha256,
+        label_policies=", ".join(
+            sorted({f"{e.label}: {e.label_policy}" for e in items.entries if e.modality == "vlm"})
+        )
+        or "no VLMs",
+        versions=", ".join(f"{k} {v}" for k, v in versions.items()),
+    )
+
+
+def _rubric_versions(store: Store) -> dict[str, str]:
+    """The rubric versions each source used in the workspace."""
+    rows = store.connection().execute(
+        "SELECT DISTINCT source, rubric_version FROM verdicts WHERE rubric_version IS NOT NULL"
+    )
+    found: dict[str, set[str]] = {}
+    for source, version in rows:
+        found.setdefault(source, set()).add(version)
+    return {source: ", ".join(sorted(v)) for source, v in found.items()}

@@ -1,0 +1,564 @@
+"""AMVICC's metrics, failure modes, confidence intervals, samples and agreement, from items.
+
+Definitions (per model, per category and over all categories):
+
+- image models: ``individual_implicit`` / ``individual_explicit`` = correct images / images;
+  ``pair_implicit`` / ``pair_explicit`` = pairs whose two images are both correct / pairs
+  (AMVICC's I Im, I Ex, P Im, P Ex);
+- VLMs: ``individual`` = correct answers / questions, ``pair`` = pairs with both answers
+  correct / pairs.
+
+With k samples per slot the numbers count every (item, sample) (that is mean@k) and a pair is
+the two items' answers at the same sample; pass@k (an item passes when any of its k samples is
+correct, a pair when both its items pass) is reported beside them. Missing items count as
+wrong under ``--missing fail`` (AMVICC's rule) and leave the totals under ``exclude``, taking
+their pair with them. Intervals: percentile bootstrap over *pairs* (the two items of a pair
+share a question, so they are resampled together), seeded.
+"""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from amvicc.agreement import cohen_kappa_from_table, fleiss_kappa_from_counts
+from amvicc.report.items import Items, category_sort_key, image_values, roles
+from amvicc.report.options import (
+    CHANCE_INDIVIDUAL,
+    CHANCE_PAIR,
+    HUMAN_VERDICTS,
+    ReportOptions,
+)
+
+ALL = "all"
+# (item kind) -> (individual metric, pair metric)
+METRICS_BY_KIND: dict[str, tuple[str, str]] = {
+    "implicit": ("individual_implicit", "pair_implicit"),
+    "explicit": ("individual_explicit", "pair_explicit"),
+    "answer": ("individual", "pair"),
+}
+METRIC_ORDER = (
+    "individual_implicit",
+    "individual_explicit",
+    "pair_implicit",
+    "pair_explicit",
+    "individual",
+    "pair",
+)
+IGM_METRICS = METRIC_ORDER[:4]
+VLM_METRICS = METRIC_ORDER[4:]
+# AMVICC's column names.
+SHORT_NAMES = {
+    "individual_implicit": "I Im",
+    "individual_explicit": "I Ex",
+    "pair_implicit": "P Im",
+    "pair_explicit": "P Ex",
+    "individual": "I",
+    "pair": "P",
+}
+ALL_MODELS = "all models"
+
+
+def is_pair_metric(metric: str) -> bool:
+    """Whether a metric counts pairs (else items)."""
+    return metric.startswith("pair")
+
+
+def chance(metric: str) -> float:
+    """The accuracy of guessing one of two options: 0.5 per item, 0.25 per pair."""
+    return CHANCE_PAIR if is_pair_metric(metric) else CHANCE_INDIVIDUAL
+
+
+def threshold(metric: str, options: ReportOptions) -> float:
+    """The failure-mode threshold of a metric."""
+    return options.threshold_pair if is_pair_metric(metric) else options.threshold_individual
+
+
+def _entry_columns(items: Items) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "entry": [e.key for e in items.entries],
+            "label": [e.label for e in items.entries],
+            "model": [e.model for e in items.entries],
+            "modality": [e.modality for e in items.entries],
+            "smoke": [e.smoke for e in items.entries],
+            "samples": [e.samples for e in items.entries],
+        }
+    )
+
+
+# --- the six metrics -------------------------------------------------------------------------
+
+
+def pair_units(items: Items, options: ReportOptions) -> pd.DataFrame:
+    """One row per (model, kind, category, pair), summed over samples: the bootstrap's unit.
+
+    Columns ``ic`` / ``it``: correct items and counted items; ``pc`` / ``pt``: correct pairs
+    and counted pairs (one pair per sample); ``im``: missing items; ``pm``: pairs (per sample)
+    with a missing item.
+    """
+    f = items.frame
+    slots = (
+        f.assign(
+            c=(f["outcome"] == "correct").astype("int64"),
+            m=(f["outcome"] == "missing").astype("int64"),
+        )
+        .groupby(["entry", "kind", "category", "pair", "sample"], sort=False)
+        .agg(c=("c", "sum"), m=("m", "sum"), n=("c", "size"))
+    )
+    exclude = options.missing == "exclude"
+    slots["it"] = slots["n"] - slots["m"] if exclude else slots["n"]
+    slots["pc"] = ((slots["c"] == slots["n"]) & (slots["n"] == 2)).astype("int64")
+    slots["pt"] = (slots["m"] == 0).astype("int64") if exclude else 1
+    slots["pm"] = (slots["m"] > 0).astype("int64")
+    units = (
+        slots.rename(columns={"c": "ic", "m": "im"})
+        .groupby(["entry", "kind", "category", "pair"], sort=False)[
+            ["ic", "it", "pc", "pt", "im", "pm"]
+        ]
+        .sum()
+        .reset_index()
+    )
+    return units
+
+
+def metric_table(items: Items, options: ReportOptions) -> pd.DataFrame:
+    """Every metric of every model, per category and ``all``, tidy.
+
+    Returns:
+        Columns ``entry, label, model, modality, smoke, samples, category, metric, value,
+        correct, total, missing, ci_low, ci_high`` (``value`` = correct / total, NaN when
+        nothing was counted; the interval is NaN without bootstrap).
+    """
+    units = pair_units(items, options)
+    both = pd.concat([units, units.assign(category=ALL)], ignore_index=True)
+    cells = both.groupby(["entry", "kind", "category"], sort=False)[
+        ["ic", "it", "pc", "pt", "im", "pm"]
+    ].sum()
+    intervals = bootstrap_intervals(both, options)
+    rows = []
+    for which, (correct, total, missing, low, high) in enumerate(
+        (("ic", "it", "im", "ind_low", "ind_high"), ("pc", "pt", "pm", "pair_low", "pair_high"))
+    ):
+        part = cells[[correct, total, missing]].set_axis(["correct", "total", "missing"], axis=1)
+        part = part.join(
+            intervals[[low, high]].set_axis(["ci_low", "ci_high"], axis=1), how="left"
+        ).reset_index()
+        part["metric"] = part["kind"].map(lambda kind, i=which: METRICS_BY_KIND[kind][i])
+        rows.append(part)
+    table = pd.concat(rows, ignore_index=True)
+    counted = table["total"].to_numpy(dtype="float64")
+    table["value"] = np.divide(
+        table["correct"].to_numpy(dtype="float64"),
+        counted,
+        out=np.full(len(table), np.nan),
+        where=counted > 0,
+    )
+    table = table.merge(_entry_columns(items), on="entry", how="left")
+    table = _sorted(table)
+    columns = [
+        "entry",
+        "label",
+        "model",
+        "modality",
+        "smoke",
+        "samples",
+        "category",
+        "metric",
+        "value",
+        "correct",
+        "total",
+        "missing",
+        "ci_low",
+        "ci_high",
+    ]
+    return table[columns].reset_index(drop=True)
+
+
+def _sorted(table: pd.DataFrame) -> pd.DataFrame:
+    order = {key: i for i, key in enumerate(table["entry"].drop_duplicates())}
+    return table.assign(
+        _modality=table["modality"] != "igm",
+        _label=table["label"].str.casefold(),
+        _category=category_sort_key(table["category"]),
+        _metric=table["metric"].map(METRIC_ORDER.index),
+        _entry=table["entry"].map(order),
+    ).sort_values(["_modality", "_label", "_entry", "_category", "_metric"])[table.columns]
+
+
+def bootstrap_intervals(units: pd.DataFrame, options: ReportOptions) -> pd.DataFrame:
+    """Percentile bootstrap intervals, resampling pairs within each (model, kind, category).
+
+    Each group of n pairs is resampled ``options.bootstrap`` times with multinomial weights
+    drawn from a generator seeded by ``(options.seed, n)``: the same data and seed give the
+    same interval whatever else is in the report.
+
+    Returns:
+        Index ``(entry, kind, category)``; ``ind_low, ind_high, pair_low, pair_high``.
+    """
+    keys = ["entry", "kind", "category"]
+    columns = ["ind_low", "ind_high", "pair_low", "pair_high"]
+    if options.bootstrap <= 0 or units.empty:
+        index = pd.MultiIndex.from_frame(units[keys].drop_duplicates())
+        return pd.DataFrame(np.nan, index=index, columns=columns)
+    ordered = units.sort_values([*keys, "pair"], kind="stable").reset_index(drop=True)
+    group = ordered.groupby(keys, sort=False).ngroup()
+    size = group.map(group.value_counts())
+    tail = (1.0 - options.confidence) / 2 * 100
+    parts = []
+    for n, block in ordered.groupby(size, sort=True):
+        block_groups = group[block.index]
+        count = block_groups.nunique()
+        rng = np.random.default_rng([options.seed, int(n)])
+        weights = rng.multinomial(int(n), np.full(int(n), 1.0 / int(n)), size=options.bootstrap)
+        weights = weights.astype("float64")
+        bounds = []
+        for correct, total in (("ic", "it"), ("pc", "pt")):
+            num = weights @ block[correct].to_numpy("float64").reshape(count, int(n)).T
+            den = weights @ block[total].to_numpy("float64").reshape(count, int(n)).T
+            ratio = np.divide(num, den, out=np.full_like(num, np.nan), where=den > 0)
+            if np.isnan(ratio).any():  # a resample with nothing counted (exclude policy)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN groups stay NaN
+                    bounds.append(np.nanpercentile(ratio, [tail, 100 - tail], axis=0))
+            else:
+                bounds.append(np.percentile(ratio, [tail, 100 - tail], axis=0))
+        firsts = block.drop_duplicates(keys)[keys]
+        parts.append(
+            firsts.assign(
+                ind_low=bounds[0][0],
+                ind_high=bounds[0][1],
+                pair_low=bounds[1][0],
+                pair_high=bounds[1][1],
+            )
+        )
+    return pd.concat(parts).set_index(keys)[columns]
+
+
+# --- failure modes ---------------------------------------------------------------------------
+
+
+def failure_modes(metrics: pd.DataFrame, options: ReportOptions) -> pd.DataFrame:
+    """The (model, category, metric) cells below their threshold (categories only).
+
+    Returns:
+        The failing metric rows with a ``threshold`` column.
+    """
+    rows = metrics[(metrics["category"] != ALL) & (metrics["total"] > 0)].copy()
+    rows["threshold"] = rows["metric"].map(lambda m: threshold(m, options))
+    failing = rows[rows["value"] < rows["threshold"]]
+    return failing.reset_index(drop=True)
+
+
+def shared_failure_modes(
+    metrics: pd.DataFrame, failures: pd.DataFrame, categories: list[str]
+) -> pd.DataFrame:
+    """Per category, which models of each modality fail there (AMVICC's cross-modal table).
+
+    Returns:
+        One row per category: ``category``, ``igm_failing`` / ``vlm_failing`` (labels),
+        ``igm_models`` / ``vlm_models`` (models with data there), ``modalities`` (which
+        modalities have a failing model) and ``cross_modal`` (both do).
+    """
+    rated = metrics[(metrics["category"] != ALL) & (metrics["total"] > 0)]
+    rows = []
+    for code in categories:
+        row: dict[str, object] = {"category": code}
+        failing_modalities = []
+        for modality in ("igm", "vlm"):
+            here = failures[(failures["category"] == code) & (failures["modality"] == modality)]
+            labels = list(dict.fromkeys(here["label"]))
+            models = rated[(rated["category"] == code) & (rated["modality"] == modality)]
+            row[f"{modality}_failing"] = labels
+            row[f"{modality}_models"] = int(models["entry"].nunique())
+            if labels:
+                failing_modalities.append(modality)
+        row["modalities"] = "+".join(failing_modalities)
+        row["cross_modal"] = len(failing_modalities) == 2
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+# --- missing items ---------------------------------------------------------------------------
+
+
+def missing_summary(items: Items) -> pd.DataFrame:
+    """How many items are missing, why and where (question indices per category).
+
+    Returns:
+        One row per (model, kind, category, reason): ``count`` and ``indices`` (compact
+        ranges such as ``1-4, 9``).
+    """
+    f = items.frame
+    missing = f[f["outcome"] == "missing"]
+    columns = ["label", "modality", "kind", "category", "reason", "count", "indices"]
+    if missing.empty:
+        return pd.DataFrame(columns=columns)
+    grouped = missing.groupby(["entry", "label", "modality", "kind", "category", "reason"])
+    table = grouped.agg(
+        count=("question_index", "size"),
+        indices=("question_index", lambda s: compact_ranges(s.unique())),
+    ).reset_index()
+    table = table.assign(_c=category_sort_key(table["category"])).sort_values(
+        ["modality", "label", "kind", "_c", "reason"]
+    )
+    return table[columns].reset_index(drop=True)
+
+
+def compact_ranges(values: object) -> str:
+    """``[1, 2, 3, 7]`` -> ``1-3, 7``."""
+    numbers = sorted(int(v) for v in np.asarray(values).ravel())
+    parts = []
+    for _, run in itertools.groupby(enumerate(numbers), key=lambda p: p[1] - p[0]):
+        block = [n for _, n in run]
+        parts.append(str(block[0]) if len(block) == 1 else f"{block[0]}-{block[-1]}")
+    return ", ".join(parts)
+
+
+# --- samples ---------------------------------------------------------------------------------
+
+
+def samples_table(items: Items, metrics: pd.DataFrame, options: ReportOptions) -> pd.DataFrame:
+    """mean@k and pass@k for models with k > 1 samples per slot.
+
+    pass@k: an item passes when any of its k samples is correct, a pair when both its items
+    pass. Under ``exclude`` an item all of whose samples are missing is left out, with its
+    pair.
+
+    Returns:
+        Columns ``entry, label, modality, smoke, category, metric, k, mean_at_k, pass_at_k,
+        pass_correct, pass_total``.
+    """
+    many = {e.key for e in items.entries if e.samples > 1}
+    columns = [
+        "entry",
+        "label",
+        "modality",
+        "smoke",
+        "category",
+        "metric",
+        "k",
+        "mean_at_k",
+        "pass_at_k",
+        "pass_correct",
+        "pass_total",
+    ]
+    f = items.frame[items.frame["entry"].isin(many)]
+    if f.empty:
+        return pd.DataFrame(columns=columns)
+    per_item = (
+        f.assign(c=f["outcome"] == "correct", u=f["outcome"] != "missing")
+        .groupby(["entry", "kind", "category", "pair", "question_index"], sort=False)
+        .agg(passed=("c", "any"), usable=("u", "any"))
+        .reset_index()
+    )
+    exclude = options.missing == "exclude"
+    per_item["counted"] = per_item["usable"] | per_item["passed"] if exclude else True
+    per_pair = per_item.groupby(["entry", "kind", "category", "pair"], sort=False).agg(
+        passed=("passed", "all"), counted=("counted", "all")
+    )
+    per_pair = per_pair.reset_index()
+    rows = []
+    for which, frame in enumerate((per_item, per_pair)):
+        counted = frame[frame["counted"]]
+        both = pd.concat([counted, counted.assign(category=ALL)])
+        agg = both.groupby(["entry", "kind", "category"], sort=False).agg(
+            pass_correct=("passed", "sum"), pass_total=("passed", "size")
+        )
+        agg = agg.reset_index()
+        agg["metric"] = agg["kind"].map(lambda kind, i=which: METRICS_BY_KIND[kind][i])
+        rows.append(agg)
+    table = pd.concat(rows, ignore_index=True)
+    table["pass_at_k"] = table["pass_correct"] / table["pass_total"]
+    table = table.merge(
+        metrics[["entry", "category", "metric", "value", "label", "modality", "smoke", "samples"]],
+        on=["entry", "category", "metric"],
+        how="left",
+    ).rename(columns={"value": "mean_at_k", "samples": "k"})
+    return _sorted(table[columns]).reset_index(drop=True)
+
+
+# --- agreement -------------------------------------------------------------------------------
+
+
+def _subjects(items: Items) -> pd.DataFrame:
+    f = items.frame
+    return f.loc[
+        f["subject_id"] != "", ["subject_id", "entry", "label", "modality", "category"]
+    ].drop_duplicates("subject_id")
+
+
+def rater_agreement(items: Items) -> pd.DataFrame:
+    """Agreement between human raters, per model.
+
+    Percent agreement and Cohen's κ for each pair of raters; Fleiss' κ when three or more
+    raters rated the same items. Image verdicts compare as given (correct / incorrect /
+    cant_tell); answers as the option chosen. Adjudications are decisions, not raters, and are
+    left out. κ comes from contingency counts (:mod:`amvicc.agreement`), so thousands of items
+    take milliseconds.
+
+    Returns:
+        Columns ``label, modality, statistic, raters, items, percent, kappa``.
+    """
+    columns = ["label", "modality", "statistic", "raters", "items", "percent", "kappa"]
+    verdicts = pd.concat([items.image_verdicts, items.response_verdicts], ignore_index=True)
+    human = verdicts[(roles(verdicts) == "rater") & (verdicts["value"] != "undecided")]
+    subjects = _subjects(items)
+    entry_of = human["subject_id"].map(subjects.set_index("subject_id")["entry"])
+    human = human[entry_of.notna()].assign(entry=entry_of[entry_of.notna()])
+    if human.empty:
+        return pd.DataFrame(columns=columns)
+    labels = sorted(human["value"].unique())
+    size = len(labels)
+    # One row per subject (each belongs to one model), one column per rater, the label's
+    # code or NaN: a numpy matrix filled by position, as a pandas pivot of 360,000 string
+    # keys takes seconds.
+    subject_codes, subject_ids = pd.factorize(human["subject_id"])
+    rater_codes, rater_names = pd.factorize(human["source"])
+    matrix = np.full((len(subject_ids), len(rater_names)), np.nan)
+    matrix[subject_codes, rater_codes] = pd.Categorical(human["value"], categories=labels).codes
+    entries = pd.Series(human["entry"].to_numpy(dtype=object)).groupby(subject_codes).first()
+    wide = pd.DataFrame(
+        matrix,
+        index=pd.MultiIndex.from_arrays(
+            [entries.to_numpy(dtype=object), np.asarray(subject_ids, dtype=object)],
+            names=["entry", "subject_id"],
+        ),
+        columns=[str(r) for r in rater_names],
+    )
+    names = {e.key: (e.label, e.modality) for e in items.entries}
+    rows = []
+    for entry, block in wide.groupby(level="entry", sort=False):
+        label, modality = names[str(entry)]
+        block = block.dropna(axis=1, how="all")
+        raters = sorted(block.columns)
+        codes = {r: block[r].to_numpy() for r in raters}
+        for first, second in itertools.combinations(raters, 2):
+            both = ~np.isnan(codes[first]) & ~np.isnan(codes[second])
+            if not both.any():
+                continue
+            pairs = codes[first][both].astype("int64") * size + codes[second][both]
+            table = np.bincount(pairs.astype("int64"), minlength=size * size).reshape(size, size)
+            rows.append(
+                {
+                    "label": label,
+                    "modality": modality,
+                    "statistic": "Cohen's κ",
+                    "raters": f"{first} vs {second}",
+                    "items": int(both.sum()),
+                    "percent": float(np.trace(table) / both.sum()),
+                    "kappa": cohen_kappa_from_table(table),
+                }
+            )
+        complete = block[raters].dropna().to_numpy().astype("int64")
+        if len(raters) >= 3 and len(complete):
+            counts = np.stack([(complete == code).sum(axis=1) for code in range(size)], axis=1)
+            rows.append(
+                {
+                    "label": label,
+                    "modality": modality,
+                    "statistic": "Fleiss' κ",
+                    "raters": ", ".join(raters),
+                    "items": len(complete),
+                    "percent": float((counts.max(axis=1) == len(raters)).mean()),
+                    "kappa": fleiss_kappa_from_counts(counts),
+                }
+            )
+    return pd.DataFrame(rows, columns=columns)
+
+
+def judge_agreement_table(items: Items) -> pd.DataFrame:
+    """How well each automatic image judge agrees with the resolved human verdicts.
+
+    For every judge source and every image model (and all models together), overall and per
+    category: ``items`` judged by both, ``accuracy`` (same verdict), Cohen's ``kappa``,
+    ``false_positive_rate`` (the judge says correct where humans say not: the error that
+    inflates a model's score) and ``recall`` (the judge says correct where humans do). A
+    ``cant_tell`` on either side counts as not correct.
+
+    Returns:
+        Columns ``judge, label, category, items, accuracy, kappa, false_positive_rate,
+        recall, tp, fp, tn, fn``.
+    """
+    columns = [
+        "judge",
+        "label",
+        "category",
+        "items",
+        "accuracy",
+        "kappa",
+        "false_positive_rate",
+        "recall",
+        "tp",
+        "fp",
+        "tn",
+        "fn",
+    ]
+    verdicts = items.image_verdicts
+    resolved = image_values(verdicts, HUMAN_VERDICTS)["value"].dropna()
+    human = pd.DataFrame({"subject_id": resolved.index, "human": resolved.to_numpy()})
+    judged = verdicts[(roles(verdicts) == "judge") & (verdicts["value"] != "undecided")]
+    judged = judged.assign(
+        judge=judged["source"],
+        said=np.where(judged["value"] == "correct", "correct", "incorrect"),
+    )
+    both = judged.merge(human, on="subject_id").merge(_subjects(items), on="subject_id")
+    if both.empty:
+        return pd.DataFrame(columns=columns)
+    scopes = [
+        both,
+        both.assign(category=ALL),
+        both.assign(label=ALL_MODELS),
+        both.assign(label=ALL_MODELS, category=ALL),
+    ]
+    pooled = pd.concat(scopes, ignore_index=True)
+    rows = []
+    for (judge, label, category), group in pooled.groupby(
+        ["judge", "label", "category"], sort=False
+    ):
+        said = (group["said"] == "correct").to_numpy()
+        truth = (group["human"] == "correct").to_numpy()
+        tp, fp = int((said & truth).sum()), int((said & ~truth).sum())
+        tn, fn = int((~said & ~truth).sum()), int((~said & truth).sum())
+        rows.append(
+            {
+                "judge": judge,
+                "label": label,
+                "category": category,
+                "items": len(group),
+                "accuracy": (tp + tn) / len(group),
+                "kappa": cohen_kappa_from_table([[tp, fp], [fn, tn]]),
+                "false_positive_rate": fp / (fp + tn) if fp + tn else np.nan,
+                "recall": tp / (tp + fn) if tp + fn else np.nan,
+                "tp": tp,
+                "fp": fp,
+                "tn": tn,
+                "fn": fn,
+            }
+        )
+    table = pd.DataFrame(rows, columns=columns)
+    table = table.assign(
+        _all=table["label"] == ALL_MODELS,
+        _label=table["label"].str.casefold(),
+        _c=category_sort_key(table["category"]),
+    ).sort_values(["judge", "_all", "_label", "_c"])
+    return table[columns].reset_index(drop=True)
+
+
+def judge_metric_table(items: Items, options: ReportOptions) -> pd.DataFrame:
+    """The image models' metrics as each automatic judge alone would give them.
+
+    Returns:
+        :func:`metric_table`'s columns plus ``judge``; image models only.
+    """
+    tables = []
+    for judge in items.judge_sources():
+        judged = items.with_basis(judge)
+        table = metric_table(judged, options)
+        tables.append(table[table["modality"] == "igm"].assign(judge=judge))
+    if not tables:
+        return pd.DataFrame()
+    return pd.concat(tables, ignore_index=True)

@@ -1,0 +1,147 @@
+"""How long `amvicc report` takes on a big workspace.
+
+Builds a synthetic workspace of 50 image models × 600 prompts (300 questions, implicit and
+explicit) × 4 samples × 3 human raters — 120,000 images and 360,000 verdict rows — then times
+`amvicc report --format csv` and the HTML report, each as a fresh process (imports included),
+with the default 1,000 bootstrap resamples. The last line is ``report_seconds: X``, the slower
+of the two (target: at most 10 on a 2-core machine).
+
+    python benchmarks/report_scale.py [--models 50] [--samples 4] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from amvicc.benchmark import load_catalogue
+from amvicc.store import RunSpec, Store, new_id, utc_now
+
+RATERS = ("human:r1", "human:r2", "human:r3")
+
+
+def build(root: Path, models: int, samples: int, seed: int = 0) -> int:
+    """Fill a workspace with synthetic runs, images and verdicts; returns the verdict count."""
+    rng = np.random.default_rng(seed)
+    catalogue = load_catalogue()
+    store = Store(root)
+    questions = [(q.index, q.category.code) for q in catalogue]
+    codes = sorted({code for _, code in questions})
+    now = utc_now()
+    verdicts = 0
+    for m in range(models):
+        run = store.start_run(
+            RunSpec(
+                stage="generate",
+                model=f"model-{m:02d}",
+                outputs={"steps": 28, "guidance": 4.5, "seed": m},
+                smoke=m % 10 == 9,
+            )
+        )
+        skill = dict(zip(codes, rng.uniform(0.4, 0.98, len(codes)), strict=True))
+        images = []
+        rows = []
+        for index, code in questions:
+            for kind in ("implicit", "explicit"):
+                for sample in range(samples):
+                    image_id = new_id()
+                    status = "failed" if rng.random() < 0.01 else "ok"
+                    images.append(
+                        (
+                            image_id,
+                            run.run_id,
+                            run.config_key,
+                            index,
+                            kind,
+                            sample,
+                            f"prompt {index}",
+                            index * 10 + sample,
+                            status,
+                            None,
+                            None,
+                            "{}",
+                            now,
+                        )
+                    )
+                    if status != "ok":
+                        continue
+                    correct = rng.random() < skill[code]
+                    for rater in RATERS:
+                        agrees = rng.random() < 0.9
+                        value = "correct" if correct == agrees else "incorrect"
+                        if rng.random() < 0.02:
+                            value = "cant_tell"
+                        rows.append(
+                            (image_id, None, rater, value, run.run_id, None, None, "{}", now)
+                        )
+        with store.transaction() as conn:
+            conn.executemany(
+                "INSERT INTO images (image_id, run_id, config_key, question_index, prompt_kind, "
+                "sample, prompt, seed, status, path, error, params_json, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                images,
+            )
+            conn.executemany(
+                "INSERT INTO verdicts (image_id, response_id, source, value, run_id, "
+                "rubric_version, comment, detail_json, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+        store.finish_run(run.run_id, "finished", {"images": len(images)})
+        verdicts += len(rows)
+    store.close()
+    return verdicts
+
+
+def timed(argv: list[str]) -> tuple[float, float]:
+    """Wall-clock and CPU seconds of a command (CPU time shows what other load on a shared
+    machine added to the wall clock)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    seconds = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed:\n{done.stderr}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return seconds, cpu
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", type=int, default=50)
+    parser.add_argument("--samples", type=int, default=4)
+    parser.add_argument("--keep", type=Path, help="build the workspace here and keep it")
+    args = parser.parse_args()
+    root = args.keep or Path(tempfile.mkdtemp(prefix="amvicc-report-scale-"))
+    try:
+        start = time.perf_counter()
+        verdicts = build(root, args.models, args.samples)
+        print(
+            f"built {args.models} models × 600 prompts × {args.samples} samples: "
+            f"{verdicts} verdict rows in {time.perf_counter() - start:.1f} s"
+        )
+        base = [sys.executable, "-m", "amvicc", "report", "--store", str(root), "-q"]
+        print(f"load average before timing: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+        csv_seconds, csv_cpu = timed([*base, "--format", "csv", "-o", str(root / "report.csv")])
+        print(f"csv_seconds: {csv_seconds:.2f} (cpu {csv_cpu:.2f})")
+        html_seconds, html_cpu = timed([*base, "--format", "html", "-o", str(root / "report.html")])
+        size = (root / "report.html").stat().st_size / 1e6
+        print(f"html_seconds: {html_seconds:.2f} (cpu {html_cpu:.2f}; {size:.1f} MB)")
+        print(f"report_seconds: {max(csv_seconds, html_seconds):.2f}")
+    finally:
+        if args.keep is None:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,282 @@
+"""Deciding items: the vectorised rules against amvicc.agreement, and property tests."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.metrics import cohen_kappa_score
+
+from amvicc.agreement import resolve
+from amvicc.benchmark import load_catalogue
+from amvicc.report import ReportOptions, build_report, collect_items, judge_agreement
+from amvicc.report.items import Items, ModelEntry, answer_values, image_values, resolve_votes
+from amvicc.report.metrics import metric_table, rater_agreement
+
+if TYPE_CHECKING:
+    from conftest import Workspace
+
+TX = [9, 10, 61, 62, 65, 66, 91, 92, 133, 134, 201, 202, 277, 278]
+VALUES = ["correct", "incorrect", "cant_tell"]
+
+
+def human(value: str, rater: str = "alice") -> tuple[str, str]:
+    return (f"human:{rater}", value)
+
+
+# --- resolve_votes is amvicc.agreement.resolve, vectorised -----------------------------------
+
+subjects = st.dictionaries(
+    st.text("abcdefgh", min_size=1, max_size=3),
+    st.tuples(
+        st.lists(st.sampled_from(["a", "b", "no_answer"]), min_size=1, max_size=5),
+        st.one_of(st.none(), st.sampled_from(["a", "b"])),
+    ),
+    min_size=1,
+    max_size=12,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(subjects)
+def test_resolve_votes_equals_agreement_resolve(
+    data: dict[str, tuple[list[str], str | None]],
+) -> None:
+    votes = pd.DataFrame(
+        [(subject, value) for subject, (values, _) in data.items() for value in values],
+        columns=["subject_id", "value"],
+    )
+    adjudicated = pd.Series(
+        {subject: adj for subject, (_, adj) in data.items() if adj is not None}, dtype="object"
+    )
+    result = resolve_votes(votes, adjudicated)
+    for subject, (values, adj) in data.items():
+        expected = resolve(values, adj)
+        got = result.loc[subject]
+        assert got["how"] == expected.how
+        assert (None if pd.isna(got["value"]) else got["value"]) == expected.value
+        assert got["raters"] == expected.raters
+
+
+def test_resolve_votes_on_nothing() -> None:
+    empty = pd.DataFrame(columns=["subject_id", "value"])
+    assert resolve_votes(empty).empty
+
+
+def _verdicts(rows: list[tuple[str, str, str]]) -> pd.DataFrame:
+    return pd.DataFrame(
+        [(s, src, v, i, None, None) for i, (s, src, v) in enumerate(rows)],
+        columns=["subject_id", "source", "value", "verdict_id", "comment", "rubric_version"],
+    )
+
+
+def test_cant_tell_is_a_vote_that_the_image_is_not_correct() -> None:
+    verdicts = _verdicts(
+        [
+            ("x", "human:a", "incorrect"),
+            ("x", "human:b", "cant_tell"),  # agree: not correct
+            ("y", "human:a", "correct"),
+            ("y", "human:b", "cant_tell"),  # tie
+            ("z", "human:a", "correct"),
+            ("z", "human:b", "undecided"),  # undecided is no vote
+            ("w", "human:a", "correct"),
+            ("w", "sheet:s.csv:c", "incorrect"),
+            ("w", "adjudication:e", "cant_tell"),  # adjudicated not correct
+        ]
+    )
+    values = image_values(verdicts)
+    assert values.loc["x", "value"] == "incorrect" and values.loc["x", "how"] == "unanimous"
+    assert pd.isna(values.loc["y", "value"]) and values.loc["y", "how"] == "tie"
+    assert values.loc["z", "value"] == "correct"
+    assert values.loc["w", "value"] == "incorrect" and values.loc["w", "how"] == "adjudicated"
+
+
+def test_answer_precedence_human_then_extractor_then_llm() -> None:
+    verdicts = _verdicts(
+        [
+            ("r1", "extractor", "a"),
+            ("r1", "llm-judge:g", "b"),  # the extractor decided: the LLM judge does not count
+            ("r2", "extractor", "undecided"),
+            ("r2", "llm-judge:g", "b"),
+            ("r3", "extractor", "a"),
+            ("r3", "human:ann", "b"),  # a human audit overrides
+            ("r4", "extractor", "undecided"),
+            ("r4", "llm-judge:g", "a"),
+            ("r4", "llm-judge:h", "b"),  # LLM judges tie: undecided
+            ("r5", "extractor", "a"),
+            ("r5", "extractor", "no_answer"),  # the latest extractor verdict is taken as given
+        ]
+    )
+    latest = verdicts.drop_duplicates(["subject_id", "source"], keep="last")
+    decided = answer_values(latest)
+    assert decided.to_dict() == {"r1": "a", "r2": "b", "r3": "b", "r5": "no_answer"}
+
+
+# --- agreement against scikit-learn and statsmodels ------------------------------------------
+
+
+def test_rater_agreement_kappa_matches_scikit_learn(workspace: Workspace) -> None:
+    rng = np.random.default_rng(5)
+    run = workspace.igm("rated")
+    alice, bob, carol = (rng.choice(VALUES, size=len(TX)) for _ in range(3))
+    for index, a, b, c in zip(TX, alice, bob, carol, strict=True):
+        workspace.graded_image(run, index, "implicit", human(a), human(b, "bob"), human(c, "carol"))
+    items = collect_items(workspace.store, ReportOptions(categories=("tx",)))
+    table = rater_agreement(items).set_index("raters")
+    pair = table.loc["human:alice vs human:bob"]
+    assert pair["kappa"] == pytest.approx(cohen_kappa_score(alice, bob))
+    assert pair["percent"] == pytest.approx(float(np.mean(alice == bob)))
+    assert pair["items"] == len(TX)
+    fleiss = table.loc["human:alice, human:bob, human:carol"]
+    assert fleiss["statistic"] == "Fleiss' κ"
+    # Fleiss' κ by hand: P̄ from agreeing pairs per item, P̄e from the label shares.
+    ratings = np.stack([alice, bob, carol], axis=1)
+    counts = np.array([[np.sum(row == v) for v in VALUES] for row in ratings])
+    p_item = (np.sum(counts**2, axis=1) - 3) / (3 * 2)
+    shares = counts.sum(axis=0) / counts.sum()
+    expected = (p_item.mean() - np.sum(shares**2)) / (1 - np.sum(shares**2))
+    assert fleiss["kappa"] == pytest.approx(expected)
+
+
+def test_judge_agreement_per_model_and_category(workspace: Workspace) -> None:
+    run = workspace.igm("judged")
+    judge = "judge:question:tiny-vlm"
+    # human, judge: TP, TP, FP, TN, FN, FN(judge cant_tell), and a human tie (left out)
+    pairs = [
+        ("correct", "correct"),
+        ("correct", "correct"),
+        ("incorrect", "correct"),
+        ("incorrect", "incorrect"),
+        ("correct", "incorrect"),
+        ("correct", "cant_tell"),
+    ]
+    for index, (truth, said) in zip(TX, pairs, strict=False):
+        workspace.graded_image(run, index, "explicit", human(truth), (judge, said))
+    workspace.graded_image(
+        run, TX[6], "explicit", human("correct"), human("incorrect", "bob"), (judge, "correct")
+    )
+    table = judge_agreement(workspace.store, categories=("tx",))
+    row = table[(table["label"] == "judged") & (table["category"] == "all")].iloc[0]
+    assert (row["tp"], row["fp"], row["tn"], row["fn"], row["items"]) == (2, 1, 1, 2, 6)
+    assert row["accuracy"] == pytest.approx(3 / 6)
+    assert row["false_positive_rate"] == pytest.approx(1 / 2)
+    assert row["recall"] == pytest.approx(2 / 4)
+    said = ["correct", "correct", "correct", "incorrect", "incorrect", "incorrect"]
+    truth = ["correct", "correct", "incorrect", "incorrect", "correct", "correct"]
+    assert row["kappa"] == pytest.approx(cohen_kappa_score(said, truth))
+    assert set(table["label"]) == {"judged", "all models"}
+    assert set(table["category"]) == {"tx", "all"}
+
+
+# --- property tests on the metrics -----------------------------------------------------------
+
+CATALOGUE = load_catalogue().select(indices=range(1, 41))
+OUTCOMES = st.sampled_from(["correct", "incorrect", "missing"])
+
+
+def _items(outcomes: list[str], samples: int) -> Items:
+    questions = CATALOGUE.questions
+    rows = []
+    position = 0
+    for sample in range(samples):
+        for q in questions:
+            outcome = outcomes[position % len(outcomes)]
+            position += 1
+            rows.append(
+                {
+                    "entry": "e",
+                    "label": "m",
+                    "modality": "vlm",
+                    "kind": "answer",
+                    "question_index": q.index,
+                    "pair": q.pair,
+                    "category": q.category.code,
+                    "sample": sample,
+                    "subject_id": f"s{q.index}-{sample}",
+                    "status": "ok",
+                    "value": None,
+                    "outcome": outcome,
+                    "reason": "error" if outcome == "missing" else "",
+                }
+            )
+    entry = ModelEntry("e", "m", "m", "vlm", False, samples, "corrected", ("run",))
+    empty = pd.DataFrame(columns=["subject_id", "source", "value", "verdict_id"])
+    return Items((entry,), pd.DataFrame(rows), empty, empty, CATALOGUE, "human")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(OUTCOMES, min_size=1, max_size=80),
+    st.integers(1, 3),
+    st.sampled_from(["fail", "exclude"]),
+)
+def test_metric_properties(outcomes: list[str], samples: int, policy: str) -> None:
+    options = ReportOptions(missing=policy, bootstrap=0)  # type: ignore[arg-type]
+    items = _items(outcomes, samples)
+    table = metric_table(items, options)
+    defined = table[table["total"] > 0]
+    assert ((defined["value"] >= 0) & (defined["value"] <= 1)).all()
+    assert (table["correct"] <= table["total"]).all()
+    per_category = (
+        table[table["category"] != "all"].groupby("metric")[["correct", "total", "missing"]].sum()
+    )
+    overall = table[table["category"] == "all"].set_index("metric")[["correct", "total", "missing"]]
+    pd.testing.assert_frame_equal(
+        per_category.sort_index(), overall.sort_index(), check_dtype=False
+    )
+    wide = table.pivot_table(index="category", columns="metric", values="total")
+    pairs = len(CATALOGUE.pairs())
+    missing_items = int((items.frame["outcome"] == "missing").sum())
+    if policy == "fail":
+        assert overall.loc["individual", "total"] == 2 * pairs * samples
+        assert overall.loc["pair", "total"] == pairs * samples
+        values = table.pivot_table(index="category", columns="metric", values="value")
+        assert (values["pair"] <= values["individual"] + 1e-12).all()
+    else:
+        assert overall.loc["individual", "total"] == 2 * pairs * samples - missing_items
+        assert (wide["pair"] * 2 <= wide["individual"] + 1e-12).all()
+    assert overall.loc["individual", "missing"] == missing_items
+
+
+def test_report_of_a_fixture_has_every_table(workspace: Workspace) -> None:
+    run = workspace.igm("m")
+    for index in TX:
+        workspace.graded_image(run, index, "implicit", human("correct"), ("judge:ocr:r", "correct"))
+    report = build_report(workspace.store, categories=("tx",), bootstrap=50)
+    assert not report.metrics.empty and not report.judges.empty
+    assert report.metrics["ci_low"].notna().all()
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(VALUES), st.sampled_from(VALUES)), min_size=1, max_size=40)
+)
+def test_kappa_from_counts_equals_scikit_learn(pairs: list[tuple[str, str]]) -> None:
+    from amvicc.agreement import cohen_kappa, cohen_kappa_from_table
+
+    first, second = [a for a, _ in pairs], [b for _, b in pairs]
+    table = [[sum(1 for a, b in pairs if (a, b) == (x, y)) for y in VALUES] for x in VALUES]
+    expected = cohen_kappa(first, second)
+    got = cohen_kappa_from_table(table)
+    if np.isnan(expected):
+        assert np.isnan(got) or len(set(first) | set(second)) < 2
+    else:
+        assert got == pytest.approx(expected)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(VALUES), min_size=3, max_size=3), min_size=1, max_size=30))
+def test_fleiss_from_counts_equals_statsmodels(ratings: list[list[str]]) -> None:
+    from amvicc.agreement import fleiss_kappa, fleiss_kappa_from_counts
+
+    counts = [[item.count(v) for v in VALUES] for item in ratings]
+    expected = fleiss_kappa(ratings)
+    got = fleiss_kappa_from_counts(counts)
+    if np.isnan(expected):
+        assert np.isnan(got)
+    else:
+        assert got == pytest.approx(expected)
