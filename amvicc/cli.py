@@ -27,6 +27,14 @@ from amvicc.store import DEFAULT_STORE, Store
 # verb name -> module that registers it (imported to build the parser; must stay light).
 VERB_MODULES: dict[str, str] = {
     "prompts": "amvicc.prompts",
+    "answer": "amvicc.answer.cli",
+    "grade": "amvicc.grade.cli",
+    "generate": "amvicc.generate.cli",
+    "models": "amvicc.models",
+    "score": "amvicc.score.cli",
+    "import-grades": "amvicc.import_grades",
+    "report": "amvicc.report.cli",
+    "judge": "amvicc.judge.cli",
 }
 
 RunFunction = Callable[[argparse.Namespace], int]
@@ -251,7 +259,9 @@ def _configure_logging(args: argparse.Namespace) -> None:
     logging.basicConfig(level=level, format="%(message)s", stream=sys.stderr, force=True)
     if args.verbose < 2:
         # Third-party libraries log at INFO; keep them quiet unless asked with -vv.
-        for noisy in ("httpx", "httpcore", "openai", "urllib3", "diffusers", "transformers"):
+        # openai >= 3 runs on httpx2 / httpcore2.
+        noisy_loggers = ("httpx", "httpx2", "httpcore", "httpcore2", "openai", "urllib3")
+        for noisy in (*noisy_loggers, "diffusers", "transformers"):
             logging.getLogger(noisy).setLevel(logging.WARNING)
 
 

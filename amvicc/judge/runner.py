@@ -1,0 +1,418 @@
+"""``amvicc judge``: automatic image judges, stored as automatic raters.
+
+The VLM methods (``rubric``, ``question``) run on the answering stage's engine: every judge
+reply is stored verbatim as a response of a ``judge`` run (resumable, concurrent, retried like
+answers), then read into image verdicts with the source ``judge:<method>:<model>``. The OCR
+method reads each Text image once and stores its verdict as it goes. Judge verdicts never
+mix with human ones; the report compares the two.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections import Counter
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast
+
+from amvicc.answer.backends import SMOKE_WARNING, LocalSettings, open_vlm
+from amvicc.answer.engine import AnswerEngine, SamplingParams, WorkItem
+from amvicc.answer.images import SourceImage, generated_images
+from amvicc.answer.prompting import ANSWER_TEMPLATE, load_template
+from amvicc.api import ApiSettings
+from amvicc.benchmark import PROMPT_KINDS, Catalogue, Prompt, PromptKind
+from amvicc.errors import UserError
+from amvicc.judge.methods import (
+    RUBRIC_TEMPLATE,
+    Decision,
+    Method,
+    decide_question,
+    decide_rubric,
+    rubric_context,
+)
+from amvicc.judge.ocr import (
+    OCR_MODEL,
+    TextExpectation,
+    judge_reading,
+    read_text,
+    text_expectation,
+)
+from amvicc.provenance import canonical_json
+from amvicc.rubrics import Rubric, load_rubrics
+from amvicc.store import (
+    ResponseRecord,
+    RunRecord,
+    RunSpec,
+    Store,
+    VerdictRecord,
+    image_judge_source,
+)
+
+log = logging.getLogger(__name__)
+
+# (question index, prompt kind) -> prompt
+Prompts = dict[tuple[int, str], Prompt]
+
+
+@dataclass(frozen=True)
+class JudgeOptions:
+    """One judging job (what ``amvicc judge`` is given).
+
+    Attributes:
+        run_id: the generation run whose images are judged.
+        method: ``rubric``, ``question`` or ``ocr``.
+        judge: the VLM (``rubric``, ``question``); ignored by ``ocr``.
+        kinds: which prompt kinds' images; ``question`` and ``ocr`` judge explicit ones only.
+        indices: the questions whose images to judge (None: all).
+        limit: judge at most this many images.
+        template: the rubric judge's prompt (None: the shipped one).
+        sampling: the judge's temperature, reply length and seed.
+        api: how to reach an OpenAI-compatible judge.
+        local: how to run a local judge.
+        progress: show a progress bar.
+        command: the command line, for the run record.
+    """
+
+    run_id: str
+    method: Method
+    judge: str | None = None
+    kinds: tuple[PromptKind, ...] = PROMPT_KINDS
+    indices: Collection[int] | None = None
+    limit: int | None = None
+    template: Path | None = None
+    sampling: SamplingParams = field(default_factory=SamplingParams)
+    api: ApiSettings = field(default_factory=ApiSettings)
+    local: LocalSettings = field(default_factory=LocalSettings)
+    progress: bool = True
+    command: str | None = None
+
+
+@dataclass(frozen=True)
+class JudgeSummary:
+    """What a judging job did.
+
+    Attributes:
+        judge_run: the judge's run id.
+        source: the verdict source, e.g. ``judge:question:tiny-llava``.
+        images: images the job covers.
+        verdicts: each value's count over those images (from this judge).
+        skipped: images of the run left out: of another prompt kind, or that this method
+            cannot judge (implicit ones for ``question``, non-Text ones for ``ocr``).
+        errors: requests that failed (stored, retried by the next run).
+        smoke: the judge is a random-weight smoke-test model.
+    """
+
+    judge_run: str
+    source: str
+    images: int
+    verdicts: Counter[str]
+    skipped: int
+    errors: int
+    seconds: float
+    smoke: bool
+
+    def lines(self) -> list[str]:
+        """A short human summary."""
+        counts = ", ".join(f"{self.verdicts[v]} {v}" for v in ("correct", "incorrect", "undecided"))
+        lines = [f"{self.source}: {self.images} image(s) judged in {self.seconds:.1f} s: {counts}"]
+        if self.skipped:
+            lines.append(
+                f"  {self.skipped} other image(s) skipped (another prompt kind, or not "
+                "judgeable by this method)"
+            )
+        if self.errors:
+            lines.append(
+                f"  {self.errors} request(s) failed and are stored; rerun the same command to retry"
+            )
+        if self.smoke:
+            lines.append(
+                "  the judge is a smoke-test model with random weights: its verdicts mean nothing"
+            )
+        return lines
+
+
+def judge_images(store: Store, catalogue: Catalogue, options: JudgeOptions) -> JudgeSummary:
+    """Judge the images of a generation run and store the verdicts.
+
+    Args:
+        store: the workspace.
+        catalogue: the whole catalogue the images were made from (pairs are looked up in it).
+        options: the job.
+
+    Raises:
+        UserError: unknown run, no image to judge, a judge that cannot be opened.
+    """
+    started = time.perf_counter()
+    kinds = ("explicit",) if options.method in ("question", "ocr") else options.kinds
+    wanted = options.indices if options.indices is not None else [q.index for q in catalogue]
+    image_set = generated_images(store, options.run_id, wanted, PROMPT_KINDS)
+    if image_set.problems:
+        log.warning("%s; judging the rest", image_set.problem_message(len(image_set.images)))
+    prompts: Prompts = {(p.question.index, p.kind): p for p in catalogue.prompts()}
+    partners = {
+        q.index: other.index
+        for first, second in catalogue.pairs().values()
+        for q, other in ((first, second), (second, first))
+    }
+    judgeable = [
+        image
+        for image in image_set.images
+        if image.prompt_kind in kinds and _applies(options.method, image, prompts, partners)
+    ]
+    judgeable = judgeable[: options.limit] if options.limit else judgeable
+    skipped = len(image_set.images) - len(judgeable)
+    if not judgeable:
+        raise UserError(
+            f"no image of run {options.run_id} can be judged with --method {options.method} "
+            "(ocr judges explicit Text images; question judges explicit images)"
+        )
+    if options.method == "ocr":
+        run, errors = _judge_ocr(store, judgeable, prompts, partners, options)
+        source, smoke = image_judge_source("ocr", OCR_MODEL), False
+    else:
+        run, errors = _judge_with_vlm(store, judgeable, prompts, options)
+        source, smoke = image_judge_source(options.method, run.model), bool(run.smoke)
+    ids = {image.image_id for image in judgeable}
+    values = Counter(v.value for v in store.verdicts(source=source) if v.image_id in ids)
+    return JudgeSummary(
+        judge_run=run.run_id,
+        source=source,
+        images=len(judgeable),
+        verdicts=values,
+        skipped=skipped,
+        errors=errors,
+        seconds=time.perf_counter() - started,
+        smoke=smoke,
+    )
+
+
+def _applies(
+    method: Method, image: SourceImage, prompts: Prompts, partners: dict[int, int]
+) -> bool:
+    if method != "ocr":
+        return True
+    prompt = prompts[(image.index, "explicit")]
+    return (
+        prompt.question.category.code == "tx"
+        and _expectation(image.index, prompts, partners) is not None
+    )
+
+
+def _expectation(index: int, prompts: Prompts, partners: dict[int, int]) -> TextExpectation | None:
+    partner = prompts.get((partners[index], "explicit")) if index in partners else None
+    return text_expectation(prompts[(index, "explicit")], partner)
+
+
+def _judge_run(
+    store: Store, options: JudgeOptions, model: str, outputs: dict[str, Any], smoke: bool
+) -> RunRecord:
+    generation = store.run(options.run_id)
+    if generation.stage != "generate":
+        raise UserError(
+            f"run {options.run_id!r} is an {generation.stage} run; judge a generate run"
+        )
+    spec = RunSpec(
+        stage="judge",
+        model=model,
+        outputs={"method": options.method, "images": f"generated:{options.run_id}", **outputs},
+        settings={"kinds": list(options.kinds), "limit": options.limit},
+        label_policy=cast("Any", generation.label_policy),
+        catalogue_sha256=generation.catalogue_sha256,
+        smoke=smoke,
+        command=options.command,
+    )
+    return store.start_run(spec)
+
+
+def _judge_with_vlm(
+    store: Store,
+    images: Sequence[SourceImage],
+    prompts: Prompts,
+    options: JudgeOptions,
+) -> tuple[RunRecord, int]:
+    if not options.judge:
+        raise UserError(f"--method {options.method} needs --judge MODEL (a VLM)")
+    vlm = open_vlm(options.judge, api=options.api, local=options.local)
+    if vlm.smoke:
+        log.warning("%s %s", vlm.name, SMOKE_WARNING)
+    rubrics = load_rubrics() if options.method == "rubric" else {}
+    template = load_template(
+        options.template, default=RUBRIC_TEMPLATE if options.method == "rubric" else ANSWER_TEMPLATE
+    )
+    outputs = {
+        "template_sha256": template.sha256,
+        "temperature": options.sampling.temperature,
+        "max_tokens": options.sampling.max_tokens,
+        "seed": options.sampling.seed,
+        **vlm.outputs(),
+    }
+    if rubrics:
+        outputs["rubrics"] = sorted(r.version_id for r in rubrics.values())
+    run = _judge_run(store, options, options.judge, outputs, vlm.smoke)
+    store.sweep_temporary()
+    items = []
+    for image in images:
+        prompt = prompts[(image.index, image.prompt_kind or "explicit")]
+        text = (
+            template.render(**rubric_context(prompt, rubrics[prompt.question.category.code]))
+            if rubrics
+            else template.render(question=prompt.question)
+        )
+        items.append(
+            WorkItem(
+                question=prompt.question,
+                image_key=image.image_key,
+                image=image.image,
+                prompt=text,
+                image_id=image.image_id,
+                input_path=image.input_path,
+                extra={"prompt_kind": prompt.kind, "method": options.method},
+            )
+        )
+    engine = AnswerEngine(store, run, vlm, options.sampling, retries=options.api.max_retries)
+    todo = engine.pending(items)
+    log.info("judge run %s: %d of %d image(s) to ask about", run.run_id, len(todo), len(items))
+    from tqdm import tqdm
+
+    bar = cast(
+        "tqdm[object]",
+        tqdm(
+            total=len(todo),
+            unit="img",
+            desc=f"judge {options.method}",
+            disable=not options.progress or not todo,
+        ),
+    )
+    try:
+        result = engine.answer_sync(todo, progress=bar)
+    except KeyboardInterrupt:
+        store.finish_run(run.run_id, "interrupted")
+        raise
+    finally:
+        bar.close()
+    _store_vlm_verdicts(store, run, options, rubrics, template.name, prompts)
+    store.finish_run(
+        run.run_id,
+        "finished" if not result.errors else "failed",
+        {"images": len(items), "asked_now": len(todo), "errors": result.errors},
+    )
+    return run, result.errors
+
+
+def _store_vlm_verdicts(
+    store: Store,
+    run: RunRecord,
+    options: JudgeOptions,
+    rubrics: dict[str, Rubric],
+    template: str,
+    prompts: Prompts,
+) -> None:
+    """Read every stored reply of the judge run into a verdict (offline, idempotent)."""
+    source = image_judge_source(options.method, run.model)
+    verdicts = []
+    for response in store.responses(run_id=run.run_id):
+        if response.status != "ok" or response.image_id is None:
+            continue
+        kind = json.loads(response.request_json).get("prompt_kind", "explicit")
+        prompt = prompts[(response.question_index, kind)]
+        decision = (
+            decide_rubric(response.text)
+            if options.method == "rubric"
+            else decide_question(response.text, prompt)
+        )
+        rubric = rubrics.get(prompt.question.category.code)
+        verdicts.append(
+            _verdict(
+                source,
+                decision,
+                response.image_id,
+                run,
+                rubric,
+                _vlm_detail(response, options, template, decision),
+            )
+        )
+    store.add_verdicts(verdicts)
+
+
+def _vlm_detail(
+    response: ResponseRecord, options: JudgeOptions, template: str, decision: Decision
+) -> dict[str, Any]:
+    return {
+        "method": options.method,
+        "model": options.judge,
+        "template": template,
+        "temperature": options.sampling.temperature,
+        "seed": json.loads(response.request_json).get("seed"),
+        "response_id": response.response_id,
+        "reply": response.text,
+        "rule": decision.rule,
+    }
+
+
+def _verdict(
+    source: str,
+    decision: Decision,
+    image_id: str,
+    run: RunRecord,
+    rubric: Rubric | None,
+    detail: dict[str, Any],
+) -> VerdictRecord:
+    return VerdictRecord(
+        source=source,
+        value=decision.value,
+        image_id=image_id,
+        run_id=run.run_id,
+        rubric_version=rubric.version_id if rubric else None,
+        detail_json=canonical_json(detail),
+    )
+
+
+def _judge_ocr(
+    store: Store,
+    images: Sequence[SourceImage],
+    prompts: Prompts,
+    partners: dict[int, int],
+    options: JudgeOptions,
+) -> tuple[RunRecord, int]:
+    from importlib.metadata import version
+
+    from tqdm import tqdm
+
+    from amvicc.judge.ocr import MIN_SCORE
+
+    outputs = {"engine": f"rapidocr {version('rapidocr')}", "min_score": MIN_SCORE}
+    run = _judge_run(store, options, OCR_MODEL, outputs, smoke=False)
+    source = image_judge_source("ocr", OCR_MODEL)
+    done = {v.image_id for v in store.verdicts(source=source)}
+    todo = [image for image in images if image.image_id not in done]
+    log.info("judge run %s: %d of %d image(s) to read", run.run_id, len(todo), len(images))
+    for image in tqdm(todo, unit="img", desc="judge ocr", disable=not options.progress or not todo):
+        assert image.image_id is not None
+        expectation = _expectation(image.index, prompts, partners)
+        assert expectation is not None
+        detail: dict[str, Any] = {
+            "method": "ocr",
+            "model": OCR_MODEL,
+            "expects": expectation.text,
+            "present": expectation.present,
+            "unlike": list(expectation.unlike),
+        }
+        try:
+            reading = read_text(image.image.data)
+        except ValueError as err:
+            decision = Decision("undecided", "unreadable-image")
+            detail["error"] = str(err)
+        else:
+            correct = judge_reading(reading, expectation)
+            decision = Decision(
+                "correct" if correct else "incorrect",
+                "found" if reading.contains(expectation.text) else "not-found",
+            )
+            detail.update(texts=list(reading.texts), scores=list(reading.scores))
+        detail["rule"] = decision.rule
+        store.add_verdicts([_verdict(source, decision, image.image_id, run, None, detail)])
+    store.finish_run(run.run_id, "finished", {"images": len(images), "read_now": len(todo)})
+    return run, 0
