@@ -14,12 +14,13 @@ import logging
 import os
 import shlex
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
 from amvicc import __version__
+from amvicc.api import DEFAULT_KEY_ENV, ApiSettings
 from amvicc.benchmark import Catalogue, LabelPolicy, load_catalogue, parse_categories
 from amvicc.errors import UserError
 from amvicc.store import DEFAULT_STORE, Store
@@ -27,14 +28,15 @@ from amvicc.store import DEFAULT_STORE, Store
 # verb name -> module that registers it (imported to build the parser; must stay light).
 VERB_MODULES: dict[str, str] = {
     "prompts": "amvicc.prompts",
+    "models": "amvicc.models",
+    "generate": "amvicc.generate.cli",
     "answer": "amvicc.answer.cli",
     "grade": "amvicc.grade.cli",
-    "generate": "amvicc.generate.cli",
-    "models": "amvicc.models",
+    "judge": "amvicc.judge.cli",
     "score": "amvicc.score.cli",
     "import-grades": "amvicc.import_grades",
     "report": "amvicc.report.cli",
-    "judge": "amvicc.judge.cli",
+    "demo": "amvicc.demo",
 }
 
 RunFunction = Callable[[argparse.Namespace], int]
@@ -109,14 +111,7 @@ def add_run_argument(parser: argparse.ArgumentParser, *, help: str, many: bool =
 
 def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
     """``--categories``, ``--index`` and ``--limit``: which questions a stage works on."""
-    parser.add_argument(
-        "--categories",
-        "--category",
-        dest="categories",
-        type=_comma_list,
-        metavar="CODES",
-        help="comma-separated category codes, e.g. tx,qc (default: all 9)",
-    )
+    add_categories_argument(parser)
     parser.add_argument(
         "--index",
         type=parse_index_ranges,
@@ -124,7 +119,19 @@ def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
         help="MMVP indices, e.g. 1-20,99,279-280 (default: all)",
     )
     parser.add_argument(
-        "--limit", type=_positive_int, metavar="N", help="stop after N items (default: all)"
+        "--limit", type=positive_int, metavar="N", help="stop after N items (default: all)"
+    )
+
+
+def add_categories_argument(parser: argparse.ArgumentParser) -> None:
+    """``--categories`` (also ``--category``): category codes, comma-separated."""
+    parser.add_argument(
+        "--categories",
+        "--category",
+        dest="categories",
+        type=comma_list,
+        metavar="CODES",
+        help="comma-separated category codes, e.g. tx,qc (default: all 9)",
     )
 
 
@@ -192,18 +199,138 @@ def parse_index_ranges(text: str) -> frozenset[int]:
     return frozenset(indices)
 
 
-def _comma_list(text: str) -> list[str]:
+def format_index_ranges(indices: Iterable[int], *, separator: str = ",") -> str:
+    """The inverse of :func:`parse_index_ranges`: ``{1, 2, 3, 7}`` -> ``1-3,7``."""
+    ordered = sorted(set(indices))
+    runs: list[str] = []
+    start = previous = None
+    for index in [*ordered, None]:
+        if index is not None and previous is not None and index == previous + 1:
+            previous = index
+            continue
+        if start is not None:
+            runs.append(str(start) if start == previous else f"{start}-{previous}")
+        start = previous = index
+    return separator.join(runs)
+
+
+def comma_list(text: str) -> list[str]:
+    """An argparse type: ``a, b,c`` -> ``['a', 'b', 'c']``."""
     return [item.strip() for item in text.split(",") if item.strip()]
 
 
-def _positive_int(text: str) -> int:
+def _number(text: str, kind: type[int] | type[float]) -> float:
     try:
-        value = int(text)
+        return kind(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        noun = "a whole number" if kind is int else "a number"
+        raise argparse.ArgumentTypeError(f"{text!r} is not {noun}") from None
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    value = int(_number(text, int))
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
     return value
+
+
+def non_negative_int(text: str) -> int:
+    """An argparse type: a whole number of at least 0."""
+    value = int(_number(text, int))
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must not be negative")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """An argparse type: a number above 0."""
+    value = _number(text, float)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be above 0")
+    return value
+
+
+def non_negative_float(text: str) -> float:
+    """An argparse type: a number of at least 0."""
+    value = _number(text, float)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must not be negative")
+    return value
+
+
+def fraction(text: str) -> float:
+    """An argparse type: a number from 0 to 1."""
+    value = _number(text, float)
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be between 0 and 1")
+    return value
+
+
+def add_api_arguments(
+    parser: argparse.ArgumentParser,
+    *,
+    defaults: ApiSettings | None = None,
+    endpoint: bool = True,
+    title: str = "API (OpenAI-compatible servers)",
+) -> None:
+    """``--base-url``, ``--api-key-env``, ``--max-connections``, ``--timeout``, ``--max-retries``.
+
+    Args:
+        parser: the verb's parser.
+        defaults: the verb's defaults (image APIs are slower than chat ones).
+        endpoint: also add the URL and key options (off where another option names them).
+        title: the group's heading in ``--help``.
+    """
+    defaults = defaults or ApiSettings()
+    group = parser.add_argument_group(title)
+    if endpoint:
+        group.add_argument(
+            "--base-url",
+            metavar="URL",
+            help="an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1 (vLLM, Ollama, "
+            "SGLang, OpenRouter); default: OpenAI",
+        )
+        group.add_argument(
+            "--api-key-env",
+            default=DEFAULT_KEY_ENV,
+            metavar="VAR",
+            help=f"environment variable holding the API key (default: {DEFAULT_KEY_ENV}); "
+            "keys are never stored",
+        )
+    group.add_argument(
+        "--max-connections",
+        type=positive_int,
+        default=defaults.max_connections,
+        metavar="N",
+        help=f"requests in flight at once (default: {defaults.max_connections})",
+    )
+    group.add_argument(
+        "--timeout",
+        type=positive_float,
+        default=defaults.timeout,
+        metavar="SECONDS",
+        help=f"per request attempt (default: {defaults.timeout:g})",
+    )
+    group.add_argument(
+        "--max-retries",
+        type=non_negative_int,
+        default=defaults.max_retries,
+        metavar="N",
+        help="retries on 429 (honouring Retry-After), 5xx and timeouts, with exponential "
+        f"backoff and jitter (default: {defaults.max_retries})",
+    )
+
+
+def api_settings(args: argparse.Namespace) -> ApiSettings:
+    """The API settings :func:`add_api_arguments` collected."""
+    return ApiSettings(
+        base_url=getattr(args, "base_url", None),
+        api_key_env=getattr(args, "api_key_env", DEFAULT_KEY_ENV),
+        max_connections=args.max_connections,
+        timeout=args.timeout,
+        max_retries=args.max_retries,
+    )
 
 
 # --- entry points ----------------------------------------------------------------------------

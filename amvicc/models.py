@@ -101,6 +101,43 @@ def image_models() -> list[ModelRow]:
     return rows
 
 
+@model_list(
+    "vlm",
+    title="Vision-language models (amvicc answer / amvicc judge --model NAME)",
+    footer="Any model served by an OpenAI-compatible server (vLLM, Ollama, SGLang, OpenRouter) "
+    "works as NAME with --base-url URL. Qwen-VL, SmolVLM, LLaVA-OneVision and InternVL "
+    "processors need torchvision: pip install 'amvicc[qwen]'.",
+)
+def vision_language_models() -> list[ModelRow]:
+    """How each back end is named, and the smoke-test VLM."""
+    return [
+        ModelRow(
+            name="openai:<model>",
+            kind="api",
+            runs_with="OpenAI chat completions",
+            source="OPENAI_API_KEY or --api-key-env",
+            defaults="temperature 0, 512 tokens, 16 connections",
+            notes="e.g. openai:gpt-4o; images sent as base64 data URLs",
+        ),
+        ModelRow(
+            name="hf:<repo or folder>",
+            kind="local",
+            runs_with="transformers AutoModelForImageTextToText",
+            source="Hugging Face cache or a local folder",
+            defaults="greedy, 512 tokens, batch 8, bfloat16 on GPU",
+            notes="e.g. hf:llava-hf/llava-1.5-7b-hf; the model's own chat template",
+        ),
+        ModelRow(
+            name="tiny-llava",
+            kind="smoke",
+            runs_with="LlavaForConditionalGeneration",
+            source="built offline from configs",
+            defaults="greedy, 512 tokens",
+            notes="random weights: for tests and the demo, its answers mean nothing",
+        ),
+    ]
+
+
 def _configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--kind",

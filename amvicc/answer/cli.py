@@ -6,78 +6,19 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from amvicc.api import DEFAULT_KEY_ENV, ApiSettings
 from amvicc.cli import (
+    add_api_arguments,
     add_catalogue_arguments,
     add_run_argument,
     add_selection_arguments,
     add_store_argument,
+    non_negative_float,
+    positive_int,
     verb,
 )
 
 if TYPE_CHECKING:
     from amvicc.answer.backends import LocalSettings
-
-_API_DEFAULTS = ApiSettings()
-
-
-def add_api_arguments(parser: argparse.ArgumentParser, *, endpoint: bool = True) -> None:
-    """Options for reaching an OpenAI-compatible server (``endpoint``: also its URL and key)."""
-    group = parser.add_argument_group("API (OpenAI-compatible servers)")
-    if endpoint:
-        group.add_argument(
-            "--base-url",
-            metavar="URL",
-            help="an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1 (vLLM, Ollama, "
-            "SGLang, OpenRouter); default: OpenAI",
-        )
-        group.add_argument(
-            "--api-key-env",
-            default=DEFAULT_KEY_ENV,
-            metavar="VAR",
-            help=f"environment variable holding the API key (default: {DEFAULT_KEY_ENV}); "
-            "keys are never stored",
-        )
-    group.add_argument(
-        "--max-connections",
-        type=positive_int,
-        default=_API_DEFAULTS.max_connections,
-        metavar="N",
-        help=f"requests in flight at once (default: {_API_DEFAULTS.max_connections})",
-    )
-    group.add_argument(
-        "--timeout",
-        type=positive_float,
-        default=_API_DEFAULTS.timeout,
-        metavar="SECONDS",
-        help=f"per request attempt (default: {_API_DEFAULTS.timeout:g})",
-    )
-    group.add_argument(
-        "--max-retries",
-        type=non_negative_int,
-        default=_API_DEFAULTS.max_retries,
-        metavar="N",
-        help="retries on 429 (honouring Retry-After), 5xx, timeouts and malformed bodies, with "
-        f"exponential backoff and jitter (default: {_API_DEFAULTS.max_retries})",
-    )
-
-
-def local_settings(args: argparse.Namespace) -> LocalSettings:
-    """The local-model settings the arguments ask for."""
-    from amvicc.answer.backends import LocalSettings
-
-    return LocalSettings(device=args.device, dtype=args.dtype, batch_size=args.batch_size)
-
-
-def api_settings(args: argparse.Namespace) -> ApiSettings:
-    """The API settings the arguments ask for."""
-    return ApiSettings(
-        base_url=args.base_url,
-        api_key_env=args.api_key_env,
-        max_connections=args.max_connections,
-        timeout=args.timeout,
-        max_retries=args.max_retries,
-    )
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
@@ -191,6 +132,13 @@ def add_local_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def local_settings(args: argparse.Namespace) -> LocalSettings:
+    """The local-model settings :func:`add_local_arguments` collected."""
+    from amvicc.answer.backends import LocalSettings
+
+    return LocalSettings(device=args.device, dtype=args.dtype, batch_size=args.batch_size)
+
+
 @verb(
     "answer",
     summary="ask a VLM the MMVP questions about their images, store every reply, grade them",
@@ -208,42 +156,3 @@ def run(args: argparse.Namespace) -> int:
     from amvicc.answer.runner import run_answer
 
     return run_answer(args)
-
-
-def positive_int(text: str) -> int:
-    """An argparse type: a whole number of at least 1."""
-    value = _number(text, int)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
-    return int(value)
-
-
-def non_negative_int(text: str) -> int:
-    """An argparse type: a whole number of at least 0."""
-    value = _number(text, int)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must not be negative")
-    return int(value)
-
-
-def positive_float(text: str) -> float:
-    """An argparse type: a number above 0."""
-    value = _number(text, float)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be above 0")
-    return float(value)
-
-
-def non_negative_float(text: str) -> float:
-    """An argparse type: a number of at least 0."""
-    value = _number(text, float)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must not be negative")
-    return float(value)
-
-
-def _number(text: str, kind: type[int] | type[float]) -> float:
-    try:
-        return kind(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None

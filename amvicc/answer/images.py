@@ -9,12 +9,13 @@ unreadable ones are listed at once instead of failing one by one in the middle o
 from __future__ import annotations
 
 import io
-from collections.abc import Collection, Iterable
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from amvicc.answer.backends import EncodedImage
 from amvicc.benchmark import PromptKind
+from amvicc.cli import format_index_ranges
 from amvicc.errors import UserError
 from amvicc.store import Store
 
@@ -65,28 +66,15 @@ class ImageSet:
         """One paragraph: how many images are unusable and which indices."""
         parts = []
         if self.missing:
-            parts.append(f"missing: {format_indices(self.missing)}")
+            parts.append(f"missing: {format_index_ranges(self.missing, separator=', ')}")
         if self.unreadable:
             first = next(iter(self.unreadable.values()))
-            parts.append(f"unreadable: {format_indices(self.unreadable)} (e.g. {first})")
+            parts.append(
+                f"unreadable: {format_index_ranges(self.unreadable, separator=', ')} (e.g. {first})"
+            )
         return f"{self.problems} of {asked} images in {self.source} cannot be used; " + "; ".join(
             parts
         )
-
-
-def format_indices(indices: Iterable[int]) -> str:
-    """``1, 2, 3, 7`` as ``1-3, 7``."""
-    ordered = sorted(set(indices))
-    runs: list[str] = []
-    start = previous = None
-    for index in [*ordered, None]:
-        if index is not None and previous is not None and index == previous + 1:
-            previous = index
-            continue
-        if start is not None:
-            runs.append(str(start) if start == previous else f"{start}-{previous}")
-        start = previous = index
-    return ", ".join(runs)
 
 
 def check_image(data: bytes) -> str | None:

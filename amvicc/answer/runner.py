@@ -8,7 +8,7 @@ import sys
 from typing import Any, cast
 
 from amvicc.answer.backends import SMOKE_WARNING, VLM, open_vlm
-from amvicc.answer.cli import api_settings, local_settings
+from amvicc.answer.cli import local_settings
 from amvicc.answer.engine import AnswerEngine, EngineResult, SamplingParams, WorkItem
 from amvicc.answer.images import (
     ImageSet,
@@ -19,7 +19,7 @@ from amvicc.answer.images import (
 )
 from amvicc.answer.prompting import ANSWER_TEMPLATE, PromptTemplate, load_template
 from amvicc.benchmark import Catalogue, PromptKind
-from amvicc.cli import catalogue_from_args, label_policy, open_store
+from amvicc.cli import api_settings, catalogue_from_args, label_policy, open_store
 from amvicc.errors import UserError
 from amvicc.store import RunRecord, RunSpec, Store
 

@@ -7,17 +7,23 @@ import logging
 import os
 from typing import Any
 
+from amvicc.api import ApiSettings
 from amvicc.benchmark import PROMPT_KINDS
 from amvicc.cli import (
-    _positive_int,
+    add_api_arguments,
     add_catalogue_arguments,
     add_run_argument,
     add_selection_arguments,
     add_store_argument,
+    api_settings,
+    non_negative_float,
+    positive_int,
     verb,
 )
 
 DTYPE_CHOICES = ("float32", "float16", "bfloat16")
+# Image APIs take longer per request than chat ones, and rate-limit sooner.
+API_DEFAULTS = ApiSettings(max_connections=4, timeout=300.0)
 
 
 def _option(text: str) -> tuple[str, Any]:
@@ -32,16 +38,6 @@ def _option(text: str) -> tuple[str, Any]:
     except yaml.YAMLError:
         parsed = value
     return key.strip(), parsed
-
-
-def _non_negative_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be at least 0")
-    return value
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
@@ -64,7 +60,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--num-images",
-        type=_positive_int,
+        type=positive_int,
         default=1,
         metavar="K",
         help="images per prompt, each with its own seed (default: 1)",
@@ -77,10 +73,10 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     )
 
     model = parser.add_argument_group("model parameters (default: the pipeline file's)")
-    model.add_argument("--steps", type=_positive_int, metavar="N", help="denoising steps")
-    model.add_argument("--guidance", type=_non_negative_float, metavar="G", help="guidance scale")
-    model.add_argument("--width", type=_positive_int, metavar="PX", help="image width")
-    model.add_argument("--height", type=_positive_int, metavar="PX", help="image height")
+    model.add_argument("--steps", type=positive_int, metavar="N", help="denoising steps")
+    model.add_argument("--guidance", type=non_negative_float, metavar="G", help="guidance scale")
+    model.add_argument("--width", type=positive_int, metavar="PX", help="image width")
+    model.add_argument("--height", type=positive_int, metavar="PX", help="image height")
     model.add_argument("--dtype", choices=DTYPE_CHOICES, help="weights' dtype")
     model.add_argument("--revision", metavar="REV", help="branch, tag or commit of the weights")
     model.add_argument(
@@ -96,7 +92,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     hardware = parser.add_argument_group("hardware (do not change the images)")
     hardware.add_argument(
         "--batch-size",
-        type=_positive_int,
+        type=positive_int,
         default=1,
         metavar="N",
         help="prompts per call (default: 1)",
@@ -115,37 +111,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         help="compile the denoiser's repeated blocks with torch.compile (regional compilation)",
     )
 
-    api = parser.add_argument_group("API models")
-    api.add_argument(
-        "--base-url", metavar="URL", help="an OpenAI-compatible endpoint, e.g. http://host:8000/v1"
-    )
-    api.add_argument(
-        "--api-key-env",
-        default="OPENAI_API_KEY",
-        metavar="NAME",
-        help="environment variable holding the key (default: OPENAI_API_KEY); never stored",
-    )
-    api.add_argument(
-        "--concurrency",
-        type=_positive_int,
-        default=4,
-        metavar="N",
-        help="requests in flight (default: 4)",
-    )
-    api.add_argument(
-        "--timeout",
-        type=_non_negative_float,
-        default=300.0,
-        metavar="S",
-        help="seconds per request attempt (default: 300)",
-    )
-    api.add_argument(
-        "--max-retries",
-        type=int,
-        default=6,
-        metavar="N",
-        help="retries on 429, 5xx and timeouts, with backoff honouring Retry-After (default: 6)",
-    )
+    add_api_arguments(parser, defaults=API_DEFAULTS, title="API models")
 
 
 @verb(
@@ -155,7 +121,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         "amvicc generate --model tiny-sd3 --limit 8",
         "amvicc generate --model sd35 --categories tx,qc --num-images 4 --batch-size 4",
         "accelerate launch -m amvicc.generate --model sd35 --batch-size 4",
-        "amvicc generate --model openai:gpt-image-1 --prompts explicit --concurrency 8",
+        "amvicc generate --model openai:gpt-image-1 --prompts explicit --max-connections 8",
     ),
     configure=_configure,
 )
@@ -186,11 +152,7 @@ def run(args: argparse.Namespace) -> int:
         offload=args.offload,
         compile=args.compile,
         force=args.force,
-        base_url=args.base_url,
-        api_key_env=args.api_key_env,
-        concurrency=args.concurrency,
-        timeout=args.timeout,
-        max_retries=args.max_retries,
+        api=api_settings(args),
         run_name=args.run,
         command=args.command_line,
         progress=not args.quiet,

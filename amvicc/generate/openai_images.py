@@ -1,6 +1,6 @@
 """API image models: OpenAI's images endpoint and any OpenAI-compatible one.
 
-Requests run concurrently (at most ``--concurrency`` in flight) through the ``openai`` async
+Requests run concurrently (at most ``--max-connections`` in flight) through the ``openai`` async
 client, which retries 408/409/429/5xx answers, connection errors and timeouts with exponential
 backoff honouring ``Retry-After``. Each image is stored as soon as it arrives. A content-policy
 refusal is recorded as ``refused`` with the reason; an attempt that still fails after the
@@ -17,10 +17,11 @@ import logging
 import urllib.request
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from amvicc.api import ApiSettings, gather_bounded
+from amvicc.api import gather_bounded
 from amvicc.errors import UserError
 from amvicc.generate.distributed import ProcessLayout
 from amvicc.generate.options import GenerationOptions
@@ -67,13 +68,7 @@ class ApiImageBackend:
             )
         self.size = self._size()
         self.request_options = {**spec.options, **options.extra}
-        self.api = ApiSettings(
-            base_url=spec.base_url,
-            api_key_env=options.api_key_env,
-            max_connections=options.concurrency,
-            timeout=options.timeout,
-            max_retries=options.max_retries,
-        )
+        self.api = replace(options.api, base_url=spec.base_url)
         self.endpoint = spec.base_url or OPENAI_ENDPOINT
         self.outputs: dict[str, Any] = {
             "backend": "openai-images",

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from amvicc.api import DEFAULT_KEY_ENV
+from amvicc.api import ApiSettings
 from amvicc.benchmark import PROMPT_KINDS, PromptKind
 
 Offload = Literal["model", "sequential"]
@@ -37,11 +37,8 @@ class GenerationOptions:
         offload: move idle components (``model``) or layers (``sequential``) to the CPU.
         compile: compile the denoiser's repeated blocks with ``torch.compile``.
         force: make the images again even where they exist.
-        base_url: an OpenAI-compatible images endpoint.
-        api_key_env: the environment variable holding the API key.
-        concurrency: API requests in flight at once.
-        timeout: seconds per API request attempt.
-        max_retries: API retries after the first attempt (429, 5xx, timeouts).
+        api: how to reach an API image model (endpoint, key variable, requests in flight,
+            timeout, retries).
         run_name: the run's id (default: derived from the model and its configuration).
         command: the command line, recorded with the run.
         progress: show a progress bar (main process only).
@@ -65,11 +62,7 @@ class GenerationOptions:
     offload: Offload | None = None
     compile: bool = False
     force: bool = False
-    base_url: str | None = None
-    api_key_env: str = DEFAULT_KEY_ENV
-    concurrency: int = 4
-    timeout: float = 300.0
-    max_retries: int = 6
+    api: ApiSettings = field(default_factory=lambda: ApiSettings(max_connections=4, timeout=300.0))
     run_name: str | None = None
     command: str | None = None
     progress: bool = True

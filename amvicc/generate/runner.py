@@ -39,7 +39,7 @@ def make_backend(options: GenerationOptions, layout: ProcessLayout) -> Backend:
     Raises:
         UserError: the model is unknown or the options do not suit it.
     """
-    spec = resolve_model(options.model, base_url=options.base_url)
+    spec = resolve_model(options.model, base_url=options.api.base_url)
     if isinstance(spec, ApiModelSpec):
         return ApiImageBackend(spec, options, layout)
     return DiffusersBackend(spec, options, layout)

@@ -8,7 +8,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from amvicc.api import DEFAULT_KEY_ENV, ApiSettings
-from amvicc.cli import add_run_argument, add_store_argument, open_store, verb
+from amvicc.cli import (
+    add_api_arguments,
+    add_run_argument,
+    add_store_argument,
+    non_negative_float,
+    open_store,
+    positive_int,
+    verb,
+)
 
 if TYPE_CHECKING:
     from amvicc.grade.llm_judge import LLMJudge
@@ -18,8 +26,6 @@ log = logging.getLogger(__name__)
 
 def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
     """The LLM judge's options (stage 2 of grading), shared by ``answer`` and ``grade``."""
-    from amvicc.answer.cli import non_negative_float, positive_int
-
     group = parser.add_argument_group("LLM judge (only for replies the extractor leaves undecided)")
     group.add_argument(
         "--judge",
@@ -86,7 +92,6 @@ def judge_from_args(args: argparse.Namespace) -> LLMJudge | None:
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
-    from amvicc.answer.cli import add_api_arguments
 
     add_store_argument(parser)
     add_run_argument(

@@ -6,20 +6,18 @@ import argparse
 from pathlib import Path
 
 from amvicc.cli import (
+    add_api_arguments,
     add_catalogue_arguments,
     add_selection_arguments,
     add_store_argument,
+    non_negative_float,
+    positive_int,
     verb,
 )
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
-    from amvicc.answer.cli import (
-        add_api_arguments,
-        add_local_arguments,
-        non_negative_float,
-        positive_int,
-    )
+    from amvicc.answer.cli import add_local_arguments
     from amvicc.judge.methods import METHODS
 
     parser.add_argument(
@@ -78,10 +76,10 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 )
 def run(args: argparse.Namespace) -> int:
     """Judge a generation run's images and print what the judge decided."""
-    from amvicc.answer.cli import api_settings, local_settings
+    from amvicc.answer.cli import local_settings
     from amvicc.answer.engine import SamplingParams
     from amvicc.benchmark import PROMPT_KINDS, load_catalogue, parse_categories
-    from amvicc.cli import label_policy, open_store
+    from amvicc.cli import api_settings, label_policy, open_store
     from amvicc.judge.runner import JudgeOptions, judge_images
 
     store = open_store(args)

@@ -16,8 +16,13 @@ from pathlib import Path
 
 from amvicc.cli import (
     add_catalogue_arguments,
+    add_categories_argument,
     add_store_argument,
+    comma_list,
+    fraction,
+    non_negative_int,
     open_store,
+    parse_index_ranges,
     run_as_module,
     verb,
 )
@@ -43,30 +48,6 @@ SUFFIX_FORMATS: dict[str, ReportFormat] = {
 }
 
 
-def _fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be between 0 and 1")
-    return value
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be 0 or more")
-    return value
-
-
-def _names(text: str) -> list[str]:
-    return [name.strip() for name in text.split(",") if name.strip()]
-
-
 def _configure(parser: argparse.ArgumentParser) -> None:
     add_store_argument(parser)
     add_catalogue_arguments(parser)
@@ -74,18 +55,17 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         "--models",
         "--model",
         dest="models",
-        type=_names,
+        type=comma_list,
         action="extend",
         metavar="NAMES",
         help="comma-separated model names or glob patterns, e.g. 'sd35,openai:*' (default: all)",
     )
+    add_categories_argument(parser)
     parser.add_argument(
-        "--categories",
-        "--category",
-        dest="categories",
-        type=_names,
-        metavar="CODES",
-        help="comma-separated category codes, e.g. tx,qc (default: all 9)",
+        "--index",
+        type=parse_index_ranges,
+        metavar="RANGES",
+        help="MMVP indices, e.g. 1-20,99 (widened to whole pairs; default: all)",
     )
     parser.add_argument(
         "--format",
@@ -117,21 +97,21 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--threshold-individual",
-        type=_fraction,
+        type=fraction,
         default=DEFAULT_THRESHOLD_INDIVIDUAL,
         metavar="X",
         help=f"failure mode below this individual accuracy (default {DEFAULT_THRESHOLD_INDIVIDUAL})",
     )
     parser.add_argument(
         "--threshold-pair",
-        type=_fraction,
+        type=fraction,
         default=DEFAULT_THRESHOLD_PAIR,
         metavar="X",
         help=f"failure mode below this pair accuracy (default {DEFAULT_THRESHOLD_PAIR})",
     )
     parser.add_argument(
         "--bootstrap",
-        type=_count,
+        type=non_negative_int,
         default=1000,
         metavar="N",
         help="bootstrap resamples (over pairs) for the 95%% intervals; 0 turns them off "
@@ -140,7 +120,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
     parser.add_argument(
         "--gallery",
-        type=_count,
+        type=non_negative_int,
         default=12,
         metavar="N",
         help="failing examples per model in the HTML report (default 12)",
@@ -173,6 +153,7 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         models=tuple(args.models) if args.models else None,
         categories=tuple(args.categories) if args.categories else None,
+        indices=args.index,
         catalogue=args.catalogue,
         labels="original" if args.original_labels else None,
         gallery=args.gallery,

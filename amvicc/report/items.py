@@ -179,6 +179,11 @@ def collect_items(store: Store, options: ReportOptions | None = None) -> Items:
         from amvicc.benchmark import parse_categories
 
         catalogue = catalogue.select(categories=parse_categories(options.categories))
+    if options.indices is not None:
+        pairs = {q.pair for q in catalogue if q.index in options.indices}
+        catalogue = catalogue.select(indices={q.index for q in catalogue if q.pair in pairs})
+        if not len(catalogue):
+            raise UserError("--index selects no question of the benchmark; widen it")
     entries = load_entries(store, options.models, labels=options.labels)
     if any(e.modality == "igm" for e in entries) and not catalogue.has_prompts:
         raise UserError(

@@ -42,6 +42,8 @@ class ReportOptions:
         seed: seeds the bootstrap, so a report is reproducible.
         models: model names or glob patterns to include (None: all).
         categories: category codes to include (None: all).
+        indices: MMVP indices to include, widened to whole pairs (None: all), e.g. to report
+            on the subset a run covered.
         catalogue: the benchmark file (None: the shipped catalogue).
         labels: score every VLM under this label policy (None: each run's own policy).
         gallery: failing examples shown per model in the HTML report.
@@ -56,6 +58,7 @@ class ReportOptions:
     seed: int = 0
     models: tuple[str, ...] | None = None
     categories: tuple[str, ...] | None = None
+    indices: frozenset[int] | None = None
     catalogue: Path | None = None
     labels: LabelPolicy | None = None
     gallery: int = 12

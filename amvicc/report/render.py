@@ -38,8 +38,8 @@ CSV_COLUMNS = ("model", "modality", "category", "metric", "value", "correct", "t
 INTERVAL_COLUMNS = ("ci_low", "ci_high")
 SMOKE_MARK = "⚠ smoke"
 SMOKE_WARNING = (
-    "is a random-weight smoke-test model: its numbers only show that the pipeline runs and "
-    "mean nothing about the model family"
+    "random weights, built offline for tests and demos: their numbers only show that the "
+    "pipeline runs and mean nothing about any real model"
 )
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 MODALITY_TITLES = {"igm": "Image generation models (IGMs)", "vlm": "Vision-language models (VLMs)"}
@@ -111,6 +111,7 @@ def to_json(report: Report) -> str:
     """The whole report as JSON (NaN as null)."""
     options = asdict(report.options)
     options["catalogue"] = str(options["catalogue"]) if options["catalogue"] else None
+    options["indices"] = sorted(options["indices"]) if options["indices"] is not None else None
     document = {
         "amvicc_version": report.version,
         "generated_at": report.generated_at,

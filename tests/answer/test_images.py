@@ -12,17 +12,26 @@ import pytest
 from amvicc.answer.images import (
     MMVP_IMAGE_KEY,
     folder_images,
-    format_indices,
     hf_dataset_images,
     with_input_path,
 )
+from amvicc.cli import format_index_ranges, parse_index_ranges
 from amvicc.errors import UserError
 from amvicc.testing.mmvp_images import image_bytes, index_in_image, write_mmvp_images
 
 
-def test_format_indices() -> None:
-    assert format_indices([5, 1, 2, 3, 9, 10, 20]) == "1-3, 5, 9-10, 20"
-    assert format_indices([]) == ""
+def test_format_index_ranges_inverts_parsing() -> None:
+    assert format_index_ranges([5, 1, 2, 3, 9, 10, 20], separator=", ") == "1-3, 5, 9-10, 20"
+    assert format_index_ranges([]) == ""
+    assert parse_index_ranges(format_index_ranges([5, 1, 2, 3, 9, 10, 20])) == {
+        1,
+        2,
+        3,
+        5,
+        9,
+        10,
+        20,
+    }
 
 
 def test_folder_with_mixed_suffixes_prefers_jpg(tmp_path: Path) -> None:

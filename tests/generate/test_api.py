@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
+from amvicc.api import ApiSettings
 from amvicc.benchmark import Catalogue
 from amvicc.cli import main
 from amvicc.errors import UserError
@@ -46,16 +47,23 @@ def api_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AMVICC_TEST_KEY", SECRET)
 
 
-def _options(server: FakeOpenAIServer, **overrides: Any) -> GenerationOptions:
-    settings: dict[str, Any] = {
-        "model": "openai:gpt-image-1",
-        "base_url": server.url,
-        "api_key_env": "AMVICC_TEST_KEY",
-        "progress": False,
-        "timeout": 5.0,
-        **overrides,
-    }
-    return GenerationOptions(**settings)
+def _options(
+    server: FakeOpenAIServer,
+    *,
+    concurrency: int = 4,
+    timeout: float = 5.0,
+    max_retries: int = 6,
+    **overrides: Any,
+) -> GenerationOptions:
+    api = ApiSettings(
+        base_url=server.url,
+        api_key_env="AMVICC_TEST_KEY",
+        max_connections=concurrency,
+        timeout=timeout,
+        max_retries=max_retries,
+    )
+    settings: dict[str, Any] = {"model": "openai:gpt-image-1", "api": api, "progress": False}
+    return GenerationOptions(**{**settings, **overrides})
 
 
 def _image_requests(server: FakeOpenAIServer) -> list[Any]:
@@ -256,7 +264,7 @@ def test_cli_exits_1_when_images_failed(
         "1-2",
         "--max-retries",
         "1",
-        "--concurrency",
+        "--max-connections",
         "1",
     )
     args.remove("-q")

@@ -255,3 +255,13 @@ def test_python_dash_m(filled: Workspace) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("model,modality,category,metric,value,correct,total\n")
+
+
+def test_index_selection_widens_to_pairs_and_serialises(filled: Workspace) -> None:
+    # Regression: the JSON writer choked on the selected indices (a frozenset).
+    report = build_report(filled.store, indices=frozenset({9, 61}))
+    assert [q.index for q in report.catalogue] == [9, 10, 61, 62]
+    document = json.loads(render_report(report, "json"))
+    assert document["options"]["indices"] == [9, 61]
+    rows = [r for r in document["metrics"] if r["label"] == "sd35" and r["category"] == "all"]
+    assert {r["total"] for r in rows if r["metric"].startswith("individual")} == {4}

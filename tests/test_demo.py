@@ -1,0 +1,91 @@
+"""`amvicc demo` end to end: offline, smoke models, judges, report; then a rater joins."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from amvicc.benchmark import load_catalogue
+from amvicc.demo import demo_indices
+from amvicc.score.desk import ScoringDesk
+from amvicc.store import Store
+
+
+def _demo(workspace: Path, cache: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "AMVICC_CACHE": str(cache), "HF_HUB_OFFLINE": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "amvicc.demo", "--store", str(workspace), "--pairs", "1", "-q"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=600,
+    )
+
+
+@pytest.mark.slow
+def test_demo_runs_offline_and_leaves_a_report_that_compares_judges_with_humans(
+    tmp_path: Path,
+) -> None:
+    workspace, cache = tmp_path / "demo", tmp_path / "cache"
+    first = _demo(workspace, cache)
+    assert first.returncode == 0, first.stderr
+    assert "mean nothing about real models" in first.stdout
+    assert f"amvicc score --store {workspace}" in first.stdout
+    report = workspace / "report.html"
+    html = report.read_text()
+    assert "smoke-test model" in html and "tiny-sd3" in html and "tiny-llava" in html
+
+    indices = demo_indices(1)
+    catalogue = load_catalogue()
+    assert {catalogue.question(i).category.code for i in indices} == {
+        c.code for c in catalogue.categories()
+    }
+    with Store(workspace, create=False) as store:
+        generate = store.runs(stage="generate")
+        assert [r.smoke for r in generate] == [1]
+        images = store.images(run_id=generate[0].run_id)
+        assert len(images) == 2 * len(indices) and {i.status for i in images} == {"ok"}
+        sources = {v.source for v in store.verdicts()}
+        assert {"judge:question:tiny-llava", "judge:ocr:rapidocr", "extractor"} <= sources
+        made = len(store.images(current=False))
+
+        # A rater scores the Text images; the refreshed report then compares OCR with them.
+        desk = ScoringDesk(store, catalogue, raters_per_item=1)
+        ocr = {v.image_id: v.value for v in store.verdicts(source="judge:ocr:rapidocr")}
+        for image_id in ocr:
+            desk.decide("rate", "ann", image_id, "incorrect")
+
+    second = _demo(workspace, cache)  # resumes: nothing is made or asked again
+    assert second.returncode == 0, second.stderr
+    with Store(workspace, create=False) as store:
+        assert len(store.images(current=False)) == made
+    refreshed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "amvicc.report",
+            "--store",
+            str(workspace),
+            "--index",
+            ",".join(map(str, indices)),
+            "--format",
+            "json",
+            "-o",
+            "-",
+            "-q",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    judges = json.loads(refreshed.stdout)["judge_validation"]
+    rows = [r for r in judges if r["judge"] == "judge:ocr:rapidocr" and r["category"] == "all"]
+    assert rows and rows[0]["items"] == len(ocr)
+    wrong = sum(value == "correct" for value in ocr.values())
+    assert rows[0]["accuracy"] == pytest.approx(1 - wrong / len(ocr))
