@@ -6,6 +6,9 @@ find and edit them; a wheel carries copies inside the package under ``amvicc/_da
 """
 
 import os
+import shutil
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
@@ -44,4 +47,35 @@ def cache_dir(*parts: str) -> Path:
     root = Path(os.environ.get("AMVICC_CACHE") or Path.home() / ".cache" / "amvicc")
     folder = root.joinpath(*parts)
     folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def build_folder_once(folder: Path, build: Callable[[Path], None], *, complete: str) -> Path:
+    """Make ``folder`` with ``build`` unless it is already complete.
+
+    ``build`` writes into a temporary sibling that is renamed into place, so a build killed
+    midway, or several processes building at once, never leave a half-written folder: a
+    folder counts as complete when the file ``complete`` is in it.
+
+    Args:
+        folder: where the result lives.
+        build: writes the folder's content into the path it is given.
+        complete: a file ``build`` writes last (or that only a finished build has).
+    """
+    if (folder / complete).is_file():
+        return folder
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+    try:
+        build(staging)
+        if folder.is_dir() and not (folder / complete).is_file():
+            shutil.rmtree(folder)  # left by an older, unfinished build or by hand
+        try:
+            os.replace(staging, folder)
+        except OSError:
+            # Another process renamed its complete copy into place first: keep that one.
+            if not (folder / complete).is_file():
+                raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     return folder

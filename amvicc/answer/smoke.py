@@ -13,13 +13,10 @@ weights and give the same answers.
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from amvicc.resources import cache_dir
+from amvicc.resources import build_folder_once, cache_dir
 
 # Bump when the recipe changes: a new version builds into a new folder.
 TINY_LLAVA_VERSION = "1"
@@ -131,17 +128,11 @@ _CHAT_TEMPLATE = (
 def tiny_llava_path() -> Path:
     """The folder of the built model, building it first if needed (a few seconds, offline)."""
     folder = cache_dir("smoke", "tiny-llava") / f"v{TINY_LLAVA_VERSION}"
-    if not (folder / _DONE).is_file():
-        build_tiny_llava(folder)
-    return folder
+    return build_folder_once(folder, build_tiny_llava, complete=_DONE)
 
 
-def build_tiny_llava(folder: Path) -> Path:
-    """Build the model, processor and tokenizer into ``folder`` (atomically).
-
-    It is written to a temporary sibling and renamed into place, so concurrent builders and a
-    killed build never leave a half-written model behind.
-    """
+def build_tiny_llava(folder: Path) -> None:
+    """Save the model, processor and tokenizer into ``folder``, the marker file last."""
     import torch
     import transformers
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
@@ -203,24 +194,10 @@ def build_tiny_llava(folder: Path) -> Path:
         image_seq_length=(IMAGE_SIZE // PATCH_SIZE) ** 2,
         vision_feature_layer=-1,
     )
-    torch.manual_seed(0)
-    model = hf.LlavaForConditionalGeneration(config).eval()
+    with torch.random.fork_rng(devices=[]):  # fixed weights, the caller's RNG untouched
+        torch.manual_seed(0)
+        model = hf.LlavaForConditionalGeneration(config).eval()
     model.generation_config.pad_token_id = tokenizer.pad_token_id
-
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
-    try:
-        model.save_pretrained(staging)
-        processor.save_pretrained(staging)
-        (staging / _DONE).write_text("tiny-llava smoke-test model: random weights\n")
-        if folder.is_dir() and not (folder / _DONE).is_file():
-            shutil.rmtree(folder)  # a folder left by hand or by an older, unfinished build
-        try:
-            os.replace(staging, folder)
-        except OSError:
-            # Another process finished first (the target exists and is not empty): use theirs.
-            if not (folder / _DONE).is_file():
-                raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return folder
+    model.save_pretrained(folder)
+    processor.save_pretrained(folder)
+    (folder / _DONE).write_text("tiny-llava smoke-test model: random weights\n")

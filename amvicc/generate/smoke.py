@@ -15,8 +15,6 @@ loaded through ``from_pretrained`` like any downloaded model.
 from __future__ import annotations
 
 import importlib
-import os
-import shutil
 import string
 import threading
 from collections.abc import Callable
@@ -24,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from amvicc.generate.quiet import quiet_libraries
-from amvicc.resources import cache_dir
+from amvicc.resources import build_folder_once, cache_dir
 
 # Bump when a builder changes: the new weights are built into a new folder and runs made with
 # the old ones keep their own configuration key.
@@ -66,26 +64,15 @@ def smoke_model_path(name: str) -> Path:
         KeyError: no smoke model has this name.
     """
     builder = _BUILDERS[name]
-    target = cache_dir("smoke", name) / f"v{RECIPE_VERSION}"
-    if (target / "model_index.json").is_file():
-        return target
-    with _BUILD_LOCK:
-        if (target / "model_index.json").is_file():
-            return target
-        temporary = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        shutil.rmtree(temporary, ignore_errors=True)
-        try:
-            with quiet_libraries(verbose=0):
-                builder().save_pretrained(temporary)
-            try:
-                os.replace(temporary, target)
-            except OSError:
-                # Another process renamed its complete copy into place first; keep that one.
-                if not (target / "model_index.json").is_file():
-                    raise
-        finally:
-            shutil.rmtree(temporary, ignore_errors=True)
-    return target
+
+    def save(staging: Path) -> None:
+        with quiet_libraries(verbose=0):
+            builder().save_pretrained(staging)
+
+    with _BUILD_LOCK:  # threads of one process build once; processes race safely
+        return build_folder_once(
+            cache_dir("smoke", name) / f"v{RECIPE_VERSION}", save, complete="model_index.json"
+        )
 
 
 # --- tokenizers built from vocabularies (no download) ----------------------------------------
