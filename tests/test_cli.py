@@ -79,6 +79,16 @@ def test_user_mistakes_are_one_line_and_exit_2(argv: list[str], fragment: str) -
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.parametrize("name", list(VERB_MODULES))
+def test_every_verb_runs_as_python_m(name: str) -> None:
+    module = "amvicc." + name.replace("-", "_")
+    proc = subprocess.run(
+        [sys.executable, "-m", module, "--help"], capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert f"usage: amvicc {name}" in proc.stdout
+
+
 def test_verbs_run_as_modules() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "amvicc.prompts", "check"],
