@@ -165,39 +165,48 @@ def slug(text: str) -> str:
 
 # --- verdict sources (DESIGN.md: the words every stage uses) --------------------------------
 
+EXTRACTOR_SOURCE = "extractor"
+HUMAN_PREFIX = "human:"
+SHEET_PREFIX = "sheet:"
+ADJUDICATION_PREFIX = "adjudication:"
+JUDGE_PREFIX = "judge:"
+LLM_JUDGE_PREFIX = "llm-judge:"
+HUMAN_SOURCE_PREFIXES = (HUMAN_PREFIX, SHEET_PREFIX, ADJUDICATION_PREFIX)
+
 
 def human_source(rater: str) -> str:
     """The source of a verdict given by a rater in the scoring UI."""
-    return f"human:{rater}"
+    return f"{HUMAN_PREFIX}{rater}"
 
 
 def adjudication_source(rater: str) -> str:
     """The source of a verdict that settles a disagreement between raters."""
-    return f"adjudication:{rater}"
+    return f"{ADJUDICATION_PREFIX}{rater}"
 
 
 def sheet_source(sheet: str, rater: str) -> str:
     """The source of a verdict imported from a grade sheet."""
-    return f"sheet:{sheet}:{rater}"
+    return f"{SHEET_PREFIX}{sheet}:{rater}"
 
 
 def llm_judge_source(model: str) -> str:
     """The source of an answer verdict decided by an LLM judge."""
-    return f"llm-judge:{model}"
+    return f"{LLM_JUDGE_PREFIX}{model}"
 
 
 def image_judge_source(method: str, model: str) -> str:
     """The source of an image verdict decided by an automatic image judge."""
-    return f"judge:{method}:{model}"
-
-
-EXTRACTOR_SOURCE = "extractor"
-HUMAN_SOURCE_PREFIXES = ("human:", "sheet:", "adjudication:")
+    return f"{JUDGE_PREFIX}{method}:{model}"
 
 
 def is_human_source(source: str) -> bool:
     """Whether a verdict source is a person (rater, grade sheet or adjudicator)."""
     return source.startswith(HUMAN_SOURCE_PREFIXES)
+
+
+def is_rater_source(source: str) -> bool:
+    """Whether a verdict source is one rater's own verdict (in the UI or on a sheet)."""
+    return source.startswith((HUMAN_PREFIX, SHEET_PREFIX))
 
 
 # --- records ---------------------------------------------------------------------------------

@@ -30,7 +30,9 @@ from amvicc.errors import UserError
 from amvicc.grade.extract import EXTRACTOR_VERSION, extract_choice
 from amvicc.provenance import canonical_json
 from amvicc.store import (
+    ADJUDICATION_PREFIX,
     EXTRACTOR_SOURCE,
+    LLM_JUDGE_PREFIX,
     ResponseRecord,
     RunRecord,
     Store,
@@ -42,7 +44,6 @@ if TYPE_CHECKING:
     from amvicc.grade.llm_judge import LLMJudge
 
 DECIDED = ("a", "b", "no_answer")
-LLM_JUDGE_PREFIX = "llm-judge:"
 
 
 @dataclass(frozen=True)
@@ -174,12 +175,12 @@ def final_verdict(verdicts: Sequence[VerdictRecord]) -> tuple[str, str | None]:
         (value, source): value is ``a``, ``b``, ``no_answer`` or ``undecided``; source is
         ``human`` (raters or adjudication), ``extractor``, the judge's source, or None.
     """
-    adjudicated = [v for v in verdicts if v.source.startswith("adjudication:")]
+    adjudicated = [v for v in verdicts if v.source.startswith(ADJUDICATION_PREFIX)]
     raters = [
         v.value
         for v in verdicts
         if is_human_source(v.source)
-        and not v.source.startswith("adjudication:")
+        and not v.source.startswith(ADJUDICATION_PREFIX)
         and v.value in DECIDED
     ]
     adjudication = adjudicated[-1].value if adjudicated else None
@@ -189,9 +190,11 @@ def final_verdict(verdicts: Sequence[VerdictRecord]) -> tuple[str, str | None]:
     for verdict in verdicts:
         if verdict.source == EXTRACTOR_SOURCE and verdict.value in DECIDED:
             return verdict.value, EXTRACTOR_SOURCE
+    # Several LLM judges decide by majority (a tie stays undecided), as in the report.
     judged = [v for v in verdicts if v.source.startswith(LLM_JUDGE_PREFIX) and v.value in DECIDED]
-    if judged:
-        return judged[-1].value, judged[-1].source
+    judges = resolve([v.value for v in judged])
+    if judges.value is not None:
+        return judges.value, next(v.source for v in reversed(judged) if v.value == judges.value)
     return "undecided", None
 
 

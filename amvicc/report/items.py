@@ -36,16 +36,20 @@ import pandas as pd
 from amvicc.benchmark import CATEGORIES, PROMPT_KINDS, Catalogue, LabelPolicy, load_catalogue
 from amvicc.errors import UserError
 from amvicc.report.options import ANY_VERDICTS, HUMAN_VERDICTS, ReportOptions
-from amvicc.store import EXTRACTOR_SOURCE, Store, is_human_source
+from amvicc.store import (
+    ADJUDICATION_PREFIX,
+    EXTRACTOR_SOURCE,
+    JUDGE_PREFIX,
+    LLM_JUDGE_PREFIX,
+    Store,
+    is_human_source,
+)
 
 Modality = Literal["igm", "vlm"]
 
 IGM_STAGES = ("generate", "import")
 VLM_STAGES = ("answer",)
 MMVP_IMAGE_KEY = "mmvp"
-JUDGE_PREFIX = "judge:"
-LLM_JUDGE_PREFIX = "llm-judge:"
-ADJUDICATION_PREFIX = "adjudication:"
 DECIDED_ANSWERS = ("a", "b", "no_answer")
 CATEGORY_ORDER = {c.code: i for i, c in enumerate(CATEGORIES)}
 

@@ -18,7 +18,7 @@ import pandas as pd
 
 from amvicc.provenance import canonical_json
 from amvicc.report.items import Items, source_role
-from amvicc.store import Store
+from amvicc.store import SHEET_PREFIX, Store
 
 # Parameter names that could hold a secret; ``*_env`` names an environment variable instead.
 _SECRET_NAME = re.compile(
@@ -104,7 +104,7 @@ def _text(value: object) -> str | None:
 
 def source_kind(source: str) -> str:
     """What kind of judge a verdict source is, in words."""
-    if source.startswith("sheet:"):
+    if source.startswith(SHEET_PREFIX):
         return "grade sheet (human)"
     return ROLE_WORDS[source_role(source)]
 

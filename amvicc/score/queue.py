@@ -27,21 +27,19 @@ from typing import ClassVar, Literal
 
 from amvicc.agreement import resolve
 from amvicc.provenance import derive_seed
-from amvicc.store import Store, adjudication_source, human_source
+from amvicc.store import (
+    ADJUDICATION_PREFIX,
+    Store,
+    adjudication_source,
+    human_source,
+    is_rater_source,
+)
 
 Screen = Literal["rate", "adjudicate", "audit"]
 Direction = Literal[-1, 1]
 
-#: Sources that count as one rater of an image (a person in the app, or an imported sheet).
-RATER_PREFIXES = ("human:", "sheet:")
-ADJUDICATION_PREFIX = "adjudication:"
 #: Answer verdicts that decide a response (``undecided`` does not).
 DECIDING_ANSWERS = frozenset({"a", "b", "no_answer"})
-
-
-def is_rater_source(source: str) -> bool:
-    """Whether a verdict source counts as one rater of an image (adjudication does not)."""
-    return source.startswith(RATER_PREFIXES)
 
 
 @dataclass(frozen=True)

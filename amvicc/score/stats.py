@@ -17,8 +17,7 @@ from amvicc.agreement import cohen_kappa, percent_agreement
 from amvicc.benchmark import CATEGORIES
 from amvicc.score.items import ImageItem
 from amvicc.score.queue import ImageLedger
-
-HUMAN_PREFIX = "human:"
+from amvicc.store import HUMAN_PREFIX
 
 
 @dataclass(frozen=True)

@@ -196,6 +196,9 @@ def test_final_verdict_precedence() -> None:
     judge_b = v(llm_judge_source("j"), "b")
     assert final_verdict([v(EXTRACTOR_SOURCE, "a"), judge_b]) == ("a", EXTRACTOR_SOURCE)
     assert final_verdict([v(EXTRACTOR_SOURCE, "undecided"), judge_b]) == ("b", judge_b.source)
+    # Two LLM judges that disagree leave it undecided (the report's rule too).
+    judges_split = [judge_b, v(llm_judge_source("k"), "a")]
+    assert final_verdict([v(EXTRACTOR_SOURCE, "undecided"), *judges_split]) == ("undecided", None)
     people = [v(human_source("ann"), "b"), v(human_source("bob"), "b")]
     assert final_verdict([v(EXTRACTOR_SOURCE, "a"), *people]) == ("b", "human")
     tie = [v(human_source("ann"), "a"), v(human_source("bob"), "b")]
