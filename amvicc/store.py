@@ -489,10 +489,17 @@ class Store:
         return f"images/{image_id[:2]}/{image_id}{suffix}"
 
     def sweep_temporary(self) -> int:
-        """Delete temporary files left by killed writers; returns how many."""
+        """Delete temporary files left by killed writers; returns how many.
+
+        A writer names its temporary file ``.<name>.<pid>.<thread>.tmp``; the files of writers
+        still alive (another run sharing the workspace) are kept.
+        """
         removed = 0
         for folder in ("images", "inputs", "responses"):
             for temporary in (self.root / folder).rglob(".*.tmp"):
+                parts = temporary.name.split(".")
+                if len(parts) >= 4 and parts[-3].isdigit() and _alive(int(parts[-3])):
+                    continue
                 temporary.unlink(missing_ok=True)
                 removed += 1
         return removed
@@ -782,6 +789,16 @@ class Store:
         )
         with self.transaction() as conn:
             conn.executemany(statement, [tuple(getattr(r, c) for c in columns) for r in records])
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, owned by someone else
+        return True
+    return True
 
 
 def _check_verdict(verdict: VerdictRecord) -> None:

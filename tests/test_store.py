@@ -154,9 +154,11 @@ def test_threads_share_a_store_without_losing_rows(store: Store) -> None:
 
 def test_atomic_write_leaves_no_partial_file(store: Store) -> None:
     store.write_file("images/aa/x.png", b"complete")
-    (store.root / "images" / "aa" / ".y.png.1.2.tmp").write_bytes(b"half")
+    (store.root / "images" / "aa" / ".y.png.99999999.2.tmp").write_bytes(b"half")  # writer gone
+    live = store.root / "images" / "aa" / f".z.png.{os.getpid()}.2.tmp"  # a writer at work
+    live.write_bytes(b"in progress")
     assert store.sweep_temporary() == 1
-    assert sorted(p.name for p in (store.root / "images" / "aa").iterdir()) == ["x.png"]
+    assert sorted(p.name for p in (store.root / "images" / "aa").iterdir()) == [live.name, "x.png"]
 
 
 WRITER = textwrap.dedent(

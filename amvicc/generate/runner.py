@@ -9,7 +9,6 @@ batch is done (a killed run loses at most the batch in flight).
 from __future__ import annotations
 
 import logging
-import os
 import sys
 import time
 from contextlib import AbstractContextManager, nullcontext
@@ -114,7 +113,7 @@ def generate_images(
     if backend.smoke:
         log.info("%s: %s", backend.spec.name, SMOKE_LABEL)
     if layout.is_main:
-        _sweep_orphaned_temporaries(store)
+        store.sweep_temporary()
         store.start_run(spec)
     # Nobody writes before every process has read the same to-do list.
     layout.barrier()
@@ -190,30 +189,3 @@ def _logging_beside(progress: tqdm[Any] | None) -> AbstractContextManager[object
     from tqdm.contrib.logging import logging_redirect_tqdm
 
     return logging_redirect_tqdm()
-
-
-def _sweep_orphaned_temporaries(store: Store) -> None:
-    """Delete image files half-written by processes that no longer exist.
-
-    A writer names its temporary file ``.<name>.<pid>.<thread>.tmp``; a live writer (another
-    run sharing the workspace) keeps its file.
-    """
-    folder = store.root / "images"
-    if not folder.is_dir():
-        return
-    for temporary in folder.rglob(".*.tmp"):
-        parts = temporary.name.split(".")
-        pid = int(parts[-3]) if len(parts) >= 4 and parts[-3].isdigit() else None
-        if pid is not None and _alive(pid):
-            continue
-        temporary.unlink(missing_ok=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

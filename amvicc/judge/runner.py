@@ -147,28 +147,36 @@ def judge_images(store: Store, catalogue: Catalogue, options: JudgeOptions) -> J
     """
     started = time.perf_counter()
     kinds = ("explicit",) if options.method in ("question", "ocr") else options.kinds
-    wanted = options.indices if options.indices is not None else [q.index for q in catalogue]
-    image_set = generated_images(store, options.run_id, wanted, PROMPT_KINDS)
-    if image_set.problems:
-        log.warning("%s; judging the rest", image_set.problem_message(len(image_set.images)))
+    wanted = set(options.indices if options.indices is not None else [q.index for q in catalogue])
+    store.run(options.run_id)  # an unknown run fails before anything is read
     prompts: Prompts = {(p.question.index, p.kind): p for p in catalogue.prompts()}
     partners = {
         q.index: other.index
         for first, second in catalogue.pairs().values()
         for q, other in ((first, second), (second, first))
     }
-    judgeable = [
-        image
-        for image in image_set.images
-        if image.prompt_kind in kinds and _applies(options.method, image, prompts, partners)
+    made = [
+        row
+        for row in store.images(run_id=options.run_id)
+        if row.status == "ok" and row.question_index in wanted
     ]
-    judgeable = judgeable[: options.limit] if options.limit else judgeable
-    skipped = len(image_set.images) - len(judgeable)
-    if not judgeable:
+    # Only the files of images this method judges are read.
+    chosen = {
+        row.question_index
+        for row in made
+        if row.prompt_kind in kinds
+        and _applies(options.method, row.question_index, prompts, partners)
+    }
+    if not chosen:
         raise UserError(
             f"no image of run {options.run_id} can be judged with --method {options.method} "
             "(ocr judges explicit Text images; question judges explicit images)"
         )
+    image_set = generated_images(store, options.run_id, chosen, kinds)
+    if image_set.problems:
+        log.warning("%s; judging the rest", image_set.problem_message(len(chosen)))
+    judgeable = list(image_set.images[: options.limit] if options.limit else image_set.images)
+    skipped = len(made) - len(judgeable)
     if options.method == "ocr":
         run, errors = _judge_ocr(store, judgeable, prompts, partners, options)
         source, smoke = image_judge_source("ocr", OCR_MODEL), False
@@ -189,15 +197,12 @@ def judge_images(store: Store, catalogue: Catalogue, options: JudgeOptions) -> J
     )
 
 
-def _applies(
-    method: Method, image: SourceImage, prompts: Prompts, partners: dict[int, int]
-) -> bool:
+def _applies(method: Method, index: int, prompts: Prompts, partners: dict[int, int]) -> bool:
     if method != "ocr":
         return True
-    prompt = prompts[(image.index, "explicit")]
+    prompt = prompts[(index, "explicit")]
     return (
-        prompt.question.category.code == "tx"
-        and _expectation(image.index, prompts, partners) is not None
+        prompt.question.category.code == "tx" and _expectation(index, prompts, partners) is not None
     )
 
 
