@@ -7,7 +7,7 @@ that notebooks and later stages use.
 
 __version__ = "0.1.0"
 
-from amvicc.benchmark import (
+from amvicc.catalogue import (
     CATEGORIES,
     MMVP_LABEL_CORRECTIONS,
     Catalogue,

@@ -21,7 +21,7 @@ from typing import NoReturn
 
 from amvicc import __version__
 from amvicc.api import DEFAULT_KEY_ENV, ApiSettings
-from amvicc.benchmark import Catalogue, LabelPolicy, load_catalogue, parse_categories
+from amvicc.catalogue import Catalogue, LabelPolicy, load_catalogue, parse_categories
 from amvicc.errors import UserError
 from amvicc.store import DEFAULT_STORE, Store
 

@@ -58,7 +58,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 
 def demo_indices(pairs_per_category: int) -> list[int]:
     """The questions of the first ``pairs_per_category`` pairs of every category."""
-    from amvicc.benchmark import load_catalogue
+    from amvicc.catalogue import load_catalogue
 
     chosen: list[int] = []
     for category in (catalogue := load_catalogue()).categories():
@@ -72,7 +72,7 @@ def write_stand_in_images(folder: Path, indices: list[int]) -> Path:
     """Render a labelled stand-in picture per question, named as MMVP's images are."""
     from PIL import Image, ImageDraw, ImageFont
 
-    from amvicc.benchmark import load_catalogue
+    from amvicc.catalogue import load_catalogue
 
     catalogue = load_catalogue()
     folder.mkdir(parents=True, exist_ok=True)

@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from amvicc.benchmark import Catalogue, PromptKind, Question
+from amvicc.catalogue import Catalogue, PromptKind, Question
 from amvicc.cli import (
     add_catalogue_arguments,
     add_store_argument,
@@ -463,7 +463,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 )
 def run(args: argparse.Namespace) -> int:
     """Read, check and import the sheet."""
-    from amvicc.benchmark import load_catalogue
+    from amvicc.catalogue import load_catalogue
 
     rater = args.rater.strip()
     model = args.model.strip()

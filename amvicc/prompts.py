@@ -8,7 +8,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from amvicc.benchmark import PROMPT_KINDS, Catalogue, check_catalogue
+from amvicc.catalogue import PROMPT_KINDS, Catalogue, check_catalogue
 from amvicc.cli import (
     add_catalogue_arguments,
     add_selection_arguments,

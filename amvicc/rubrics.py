@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from amvicc.benchmark import CATEGORIES, CATEGORY_BY_CODE, Category, PromptKind
+from amvicc.catalogue import CATEGORIES, CATEGORY_BY_CODE, Category, PromptKind
 from amvicc.errors import UserError
 from amvicc.resources import resource_dir
 

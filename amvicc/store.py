@@ -32,7 +32,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
 
-from amvicc.benchmark import LabelPolicy, PromptKind
+from amvicc.catalogue import LabelPolicy, PromptKind
 from amvicc.errors import UserError
 from amvicc.provenance import canonical_json, config_key, package_versions
 

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from amvicc.benchmark import load_catalogue
+from amvicc.catalogue import load_catalogue
 from amvicc.generate import GenerationOptions, generate_images
 from amvicc.generate.distributed import ProcessLayout
 from amvicc.generate.runner import Backend, make_backend

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from amvicc.benchmark import load_catalogue
+from amvicc.catalogue import load_catalogue
 from amvicc.store import RunSpec, Store, new_id, utc_now
 
 RATERS = ("human:r1", "human:r2", "human:r3")

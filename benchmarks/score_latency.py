@@ -35,7 +35,7 @@ import numpy as np
 from PIL import Image
 from playwright.sync_api import sync_playwright
 
-from amvicc.benchmark import load_catalogue
+from amvicc.catalogue import load_catalogue
 from amvicc.score.app import ScoringApp, serve
 from amvicc.score.desk import ScoringDesk
 from amvicc.store import ImageRecord, RunSpec, Store, VerdictRecord, human_source, new_id

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from amvicc.benchmark import Catalogue, load_catalogue
+from amvicc.catalogue import Catalogue, load_catalogue
 from amvicc.store import Store
 
 REPO = Path(__file__).resolve().parent.parent

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from amvicc.benchmark import (
+from amvicc.catalogue import (
     CATEGORIES,
     Catalogue,
     check_catalogue,

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from amvicc.benchmark import CATEGORIES
+from amvicc.catalogue import CATEGORIES
 from amvicc.errors import UserError
 from amvicc.resources import resource_dir
 from amvicc.rubrics import load_rubrics

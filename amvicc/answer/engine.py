@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from amvicc.answer.backends import VLM, EncodedImage, Reply
 from amvicc.api import gather_bounded
-from amvicc.benchmark import Question
+from amvicc.catalogue import Question
 from amvicc.errors import UserError
 from amvicc.provenance import canonical_json, derive_seed
 from amvicc.store import ResponseRecord, RunRecord, Store, new_id

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from amvicc.answer.backends import EncodedImage
-from amvicc.benchmark import PromptKind
+from amvicc.catalogue import PromptKind
 from amvicc.cli import format_index_ranges
 from amvicc.errors import UserError
 from amvicc.store import Store

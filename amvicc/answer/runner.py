@@ -18,7 +18,7 @@ from amvicc.answer.images import (
     with_input_path,
 )
 from amvicc.answer.prompting import ANSWER_TEMPLATE, PromptTemplate, load_template
-from amvicc.benchmark import Catalogue, PromptKind
+from amvicc.catalogue import Catalogue, PromptKind
 from amvicc.cli import api_settings, catalogue_from_args, label_policy, open_store
 from amvicc.errors import UserError
 from amvicc.store import RunRecord, RunSpec, Store

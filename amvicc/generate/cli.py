@@ -8,7 +8,7 @@ import os
 from typing import Any
 
 from amvicc.api import ApiSettings
-from amvicc.benchmark import PROMPT_KINDS
+from amvicc.catalogue import PROMPT_KINDS
 from amvicc.cli import (
     add_api_arguments,
     add_catalogue_arguments,

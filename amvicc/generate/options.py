@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from amvicc.api import ApiSettings
-from amvicc.benchmark import PROMPT_KINDS, PromptKind
+from amvicc.catalogue import PROMPT_KINDS, PromptKind
 
 Offload = Literal["model", "sequential"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from amvicc.benchmark import Catalogue, Prompt, PromptKind
+from amvicc.catalogue import Catalogue, Prompt, PromptKind
 from amvicc.errors import UserError
 from amvicc.generate.seeding import image_seed
 from amvicc.store import ImageRecord

@@ -14,7 +14,7 @@ import time
 from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
-from amvicc.benchmark import Catalogue
+from amvicc.catalogue import Catalogue
 from amvicc.generate.distributed import ProcessLayout, current_layout
 from amvicc.generate.openai_images import ApiImageBackend
 from amvicc.generate.options import GenerationOptions, GenerationSummary

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from amvicc.benchmark import PromptKind
+from amvicc.catalogue import PromptKind
 from amvicc.provenance import derive_seed
 
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from amvicc.benchmark import OPTION_LABELS, OptionLabel, Question
+from amvicc.catalogue import OPTION_LABELS, OptionLabel, Question
 
 # Bump when a rule changes, so stored verdicts say which extractor made them.
 EXTRACTOR_VERSION = 1

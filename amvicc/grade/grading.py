@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, cast
 
 from amvicc.agreement import resolve
 from amvicc.api import gather_bounded
-from amvicc.benchmark import Catalogue, LabelPolicy, Option, Question, load_catalogue
+from amvicc.catalogue import Catalogue, LabelPolicy, Option, Question, load_catalogue
 from amvicc.errors import UserError
 from amvicc.grade.extract import EXTRACTOR_VERSION, extract_choice
 from amvicc.provenance import canonical_json

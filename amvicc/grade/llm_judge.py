@@ -25,7 +25,7 @@ from typing import Any, Literal, get_args
 from amvicc.answer.backends import VLM, Reply, open_vlm
 from amvicc.answer.prompting import PromptTemplate, load_template
 from amvicc.api import ApiSettings
-from amvicc.benchmark import Option, OptionLabel, Question
+from amvicc.catalogue import Option, OptionLabel, Question
 from amvicc.provenance import config_key, derive_seed
 from amvicc.store import AnswerVerdictValue, llm_judge_source
 

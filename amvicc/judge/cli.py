@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     """Judge a generation run's images and print what the judge decided."""
     from amvicc.answer.cli import local_settings
     from amvicc.answer.engine import SamplingParams
-    from amvicc.benchmark import PROMPT_KINDS, load_catalogue, parse_categories
+    from amvicc.catalogue import PROMPT_KINDS, load_catalogue, parse_categories
     from amvicc.cli import api_settings, label_policy, open_store
     from amvicc.judge.runner import JudgeOptions, judge_images
 

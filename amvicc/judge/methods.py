@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-from amvicc.benchmark import Prompt
+from amvicc.catalogue import Prompt
 from amvicc.grade.extract import extract_choice
 from amvicc.rubrics import Rubric
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
 
-from amvicc.benchmark import Prompt
+from amvicc.catalogue import Prompt
 
 if TYPE_CHECKING:
     from rapidocr import RapidOCR

@@ -23,7 +23,7 @@ from amvicc.answer.engine import AnswerEngine, SamplingParams, WorkItem
 from amvicc.answer.images import SourceImage, generated_images
 from amvicc.answer.prompting import ANSWER_TEMPLATE, load_template
 from amvicc.api import ApiSettings
-from amvicc.benchmark import PROMPT_KINDS, Catalogue, Prompt, PromptKind
+from amvicc.catalogue import PROMPT_KINDS, Catalogue, Prompt, PromptKind
 from amvicc.errors import UserError
 from amvicc.judge.methods import (
     RUBRIC_TEMPLATE,

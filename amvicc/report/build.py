@@ -16,7 +16,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from amvicc import __version__
-from amvicc.benchmark import Catalogue
+from amvicc.catalogue import Catalogue
 from amvicc.report.gallery import GalleryItem, failing_examples
 from amvicc.report.items import Items, ModelEntry, collect_items
 from amvicc.report.methods import Methods, describe_methods

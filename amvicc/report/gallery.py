@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from amvicc.benchmark import OptionLabel, Question
+from amvicc.catalogue import OptionLabel, Question
 from amvicc.report.items import Items, category_sort_key
 from amvicc.store import Store
 

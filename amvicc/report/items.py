@@ -33,7 +33,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from amvicc.benchmark import CATEGORIES, PROMPT_KINDS, Catalogue, LabelPolicy, load_catalogue
+from amvicc.catalogue import CATEGORIES, PROMPT_KINDS, Catalogue, LabelPolicy, load_catalogue
 from amvicc.errors import UserError
 from amvicc.report.options import ANY_VERDICTS, HUMAN_VERDICTS, ReportOptions
 from amvicc.store import (
@@ -180,7 +180,7 @@ def collect_items(store: Store, options: ReportOptions | None = None) -> Items:
     options = options or ReportOptions()
     catalogue = load_catalogue(options.catalogue, labels=options.labels or "corrected")
     if options.categories:
-        from amvicc.benchmark import parse_categories
+        from amvicc.catalogue import parse_categories
 
         catalogue = catalogue.select(categories=parse_categories(options.categories))
     if options.indices is not None:

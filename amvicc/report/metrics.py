@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from amvicc.agreement import cohen_kappa_from_table, fleiss_kappa_from_counts
+from amvicc.catalogue import format_index_ranges
 from amvicc.report.items import Items, category_sort_key, image_values, roles
 from amvicc.report.options import (
     CHANCE_INDIVIDUAL,
@@ -300,22 +301,15 @@ def missing_summary(items: Items) -> pd.DataFrame:
     grouped = missing.groupby(["entry", "label", "modality", "kind", "category", "reason"])
     table = grouped.agg(
         count=("question_index", "size"),
-        indices=("question_index", lambda s: compact_ranges(s.unique())),
+        indices=(
+            "question_index",
+            lambda s: format_index_ranges([int(v) for v in s.unique()], separator=", "),
+        ),
     ).reset_index()
     table = table.assign(_c=category_sort_key(table["category"])).sort_values(
         ["modality", "label", "kind", "_c", "reason"]
     )
     return table[columns].reset_index(drop=True)
-
-
-def compact_ranges(values: object) -> str:
-    """``[1, 2, 3, 7]`` -> ``1-3, 7``."""
-    numbers = sorted(int(v) for v in np.asarray(values).ravel())
-    parts = []
-    for _, run in itertools.groupby(enumerate(numbers), key=lambda p: p[1] - p[0]):
-        block = [n for _, n in run]
-        parts.append(str(block[0]) if len(block) == 1 else f"{block[0]}-{block[-1]}")
-    return ", ".join(parts)
 
 
 # --- samples ---------------------------------------------------------------------------------

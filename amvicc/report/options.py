@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, get_args
 
-from amvicc.benchmark import LabelPolicy
+from amvicc.catalogue import LabelPolicy
 
 MissingPolicy = Literal["fail", "exclude"]
 ReportFormat = Literal["html", "md", "csv", "json"]

@@ -23,7 +23,7 @@ from typing import Any
 import pandas as pd
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
-from amvicc.benchmark import CATEGORY_BY_CODE
+from amvicc.catalogue import CATEGORY_BY_CODE
 from amvicc.report.build import Report
 from amvicc.report.metrics import (
     ALL,

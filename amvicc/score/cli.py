@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from amvicc.benchmark import load_catalogue
+    from amvicc.catalogue import load_catalogue
     from amvicc.score.app import serve
     from amvicc.score.desk import ScoringDesk
 
@@ -139,7 +139,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from amvicc.benchmark import load_catalogue
+    from amvicc.catalogue import load_catalogue
     from amvicc.score.export import verdicts_export, write_export
 
     store = open_store(args)

@@ -13,7 +13,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from amvicc.benchmark import Catalogue
+from amvicc.catalogue import Catalogue
 from amvicc.errors import UserError
 from amvicc.provenance import canonical_json
 from amvicc.rubrics import Rubric, load_rubrics

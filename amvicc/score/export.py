@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from amvicc.benchmark import Catalogue
+from amvicc.catalogue import Catalogue
 from amvicc.store import HUMAN_SOURCE_PREFIXES, Store
 
 if TYPE_CHECKING:

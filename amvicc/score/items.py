@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from amvicc.benchmark import Catalogue, Category, Option, PromptKind, Question
+from amvicc.catalogue import Catalogue, Category, Option, PromptKind, Question
 from amvicc.errors import UserError
 from amvicc.store import RunRecord, Store
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from amvicc.agreement import cohen_kappa, percent_agreement
-from amvicc.benchmark import CATEGORIES
+from amvicc.catalogue import CATEGORIES
 from amvicc.score.items import ImageItem
 from amvicc.score.queue import ImageLedger
 from amvicc.store import HUMAN_PREFIX

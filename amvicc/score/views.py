@@ -12,7 +12,7 @@ import html
 import math
 from dataclasses import dataclass
 
-from amvicc.benchmark import PromptKind, Question
+from amvicc.catalogue import PromptKind, Question
 from amvicc.rubrics import Rubric
 from amvicc.score.desk import AnswerView, ImageView
 from amvicc.score.queue import Mark, Progress, Screen

@@ -9,7 +9,7 @@ import pytest
 from amvicc.answer import AnswerEngine, SamplingParams, WorkItem, open_vlm
 from amvicc.answer.backends import EncodedImage
 from amvicc.api import ApiSettings
-from amvicc.benchmark import Catalogue
+from amvicc.catalogue import Catalogue
 from amvicc.errors import UserError
 from amvicc.store import RunSpec, Store
 from amvicc.testing.fake_openai import FakeOpenAIServer

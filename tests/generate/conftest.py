@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from amvicc.benchmark import Catalogue
+from amvicc.catalogue import Catalogue
 from amvicc.store import Store
 
 REPO = Path(__file__).resolve().parents[2]

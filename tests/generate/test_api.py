@@ -13,7 +13,7 @@ import pytest
 from PIL import Image
 
 from amvicc.api import ApiSettings
-from amvicc.benchmark import Catalogue
+from amvicc.catalogue import Catalogue
 from amvicc.cli import main
 from amvicc.errors import UserError
 from amvicc.generate import GenerationOptions, generate_images

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from amvicc.benchmark import load_catalogue
+from amvicc.catalogue import load_catalogue
 from amvicc.generate import GenerationOptions, generate_images
 from amvicc.store import Store
 

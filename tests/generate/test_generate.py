@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from amvicc.benchmark import Catalogue, load_catalogue
+from amvicc.catalogue import Catalogue, load_catalogue
 from amvicc.cli import main
 from amvicc.errors import UserError
 from amvicc.generate import GenerationOptions, generate_images

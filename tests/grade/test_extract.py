@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from amvicc.benchmark import Catalogue
+from amvicc.catalogue import Catalogue
 from amvicc.grade.extract import Extraction, extract_choice, extract_from_options
 
 # (question index, reply, expected choice or None for undecided)

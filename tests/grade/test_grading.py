@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from amvicc.api import ApiSettings
-from amvicc.benchmark import Catalogue
+from amvicc.catalogue import Catalogue
 from amvicc.cli import main
 from amvicc.errors import UserError
 from amvicc.grade.grading import final_verdict, grade_run, run_catalogue

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 
 from PIL import Image, ImageDraw, ImageFont
 
-from amvicc.benchmark import Catalogue, PromptKind
+from amvicc.catalogue import Catalogue, PromptKind
 from amvicc.store import ImageRecord, RunSpec, Store, new_id
 from amvicc.testing.mmvp_images import image_bytes
 

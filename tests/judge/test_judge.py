@@ -11,7 +11,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from amvicc.answer.engine import SamplingParams
 from amvicc.api import ApiSettings
-from amvicc.benchmark import Catalogue
+from amvicc.catalogue import Catalogue
 from amvicc.cli import main
 from amvicc.judge.methods import decide_rubric
 from amvicc.judge.runner import JudgeOptions, judge_images

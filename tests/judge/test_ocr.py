@@ -5,7 +5,7 @@ import io
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
-from amvicc.benchmark import Catalogue, Prompt
+from amvicc.catalogue import Catalogue, Prompt
 from amvicc.judge.ocr import (
     OcrReading,
     TextExpectation,

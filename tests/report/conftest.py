@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from amvicc.benchmark import PromptKind
+from amvicc.catalogue import PromptKind
 from amvicc.store import (
     EXTRACTOR_SOURCE,
     ImageRecord,

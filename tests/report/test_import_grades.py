@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from amvicc.benchmark import Catalogue
+from amvicc.catalogue import Catalogue
 from amvicc.cli import main
 from amvicc.errors import UserError
 from amvicc.import_grades import import_grade_sheet, read_grade_sheet

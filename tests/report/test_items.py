@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
 
 from amvicc.agreement import resolve
-from amvicc.benchmark import load_catalogue
+from amvicc.catalogue import load_catalogue
 from amvicc.report import ReportOptions, build_report, collect_items, judge_agreement
 from amvicc.report.items import Items, ModelEntry, answer_values, image_values, resolve_votes
 from amvicc.report.metrics import metric_table, rater_agreement

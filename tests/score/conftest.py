@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from amvicc.benchmark import Catalogue
+from amvicc.catalogue import Catalogue
 from amvicc.store import (
     EXTRACTOR_SOURCE,
     ImageRecord,

@@ -10,7 +10,7 @@ import httpx
 import pytest
 from gradio_client import Client
 
-from amvicc.benchmark import Catalogue
+from amvicc.catalogue import Catalogue
 from amvicc.errors import UserError
 from amvicc.score.app import ScoringApp, ScoringServer, keyboard_script, serve
 from amvicc.score.desk import ScoringDesk

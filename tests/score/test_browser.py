@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from amvicc.agreement import cohen_kappa
-from amvicc.benchmark import Catalogue
+from amvicc.catalogue import Catalogue
 from amvicc.score.app import ScoringServer, serve
 from amvicc.score.desk import ScoringDesk
 from amvicc.store import Store, adjudication_source, human_source

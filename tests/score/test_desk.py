@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from amvicc.agreement import resolve
-from amvicc.benchmark import Catalogue, load_catalogue
+from amvicc.catalogue import Catalogue, load_catalogue
 from amvicc.errors import UserError
 from amvicc.rubrics import load_rubrics
 from amvicc.score.desk import ScoringDesk, clean_comment, normalise_rater

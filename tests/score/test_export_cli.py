@@ -12,7 +12,7 @@ import httpx
 import pandas as pd
 import pytest
 
-from amvicc.benchmark import Catalogue
+from amvicc.catalogue import Catalogue
 from amvicc.cli import main
 from amvicc.errors import UserError
 from amvicc.score.cli import read_logins

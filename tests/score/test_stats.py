@@ -4,7 +4,7 @@ import math
 from typing import Any
 
 from amvicc.agreement import cohen_kappa, percent_agreement
-from amvicc.benchmark import Catalogue
+from amvicc.catalogue import Catalogue
 from amvicc.score.desk import ScoringDesk
 from amvicc.score.views import statistics_html
 from amvicc.store import VerdictRecord, human_source

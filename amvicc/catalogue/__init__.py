@@ -1,0 +1,52 @@
+"""The benchmark catalogue: MMVP questions in pairs, AMVICC categories and prompts.
+
+- :mod:`amvicc.catalogue.types`: :class:`Catalogue`, :class:`Question`, :class:`Category`, ...
+- :mod:`amvicc.catalogue.readers`: the CSV dialects (shipped catalogue, MMVP, AMVICC's copy).
+- :mod:`amvicc.catalogue.checks`: validation, the label policy, :func:`load_catalogue`.
+- :mod:`amvicc.catalogue.indices`: index ranges such as ``1-20,99``.
+"""
+
+from amvicc.catalogue.checks import CheckResult, check_catalogue, load_catalogue
+from amvicc.catalogue.indices import format_index_ranges, parse_index_ranges
+from amvicc.catalogue.types import (
+    CATEGORIES,
+    CATEGORY_BY_CODE,
+    MMVP_LABEL_CORRECTIONS,
+    OPTION_LABELS,
+    PROMPT_KINDS,
+    Catalogue,
+    Category,
+    LabelCorrection,
+    LabelPolicy,
+    Option,
+    OptionLabel,
+    Problem,
+    Prompt,
+    PromptKind,
+    Question,
+    parse_categories,
+)
+
+__all__ = [
+    "CATEGORIES",
+    "CATEGORY_BY_CODE",
+    "MMVP_LABEL_CORRECTIONS",
+    "OPTION_LABELS",
+    "PROMPT_KINDS",
+    "Catalogue",
+    "Category",
+    "CheckResult",
+    "LabelCorrection",
+    "LabelPolicy",
+    "Option",
+    "OptionLabel",
+    "Problem",
+    "Prompt",
+    "PromptKind",
+    "Question",
+    "check_catalogue",
+    "format_index_ranges",
+    "load_catalogue",
+    "parse_categories",
+    "parse_index_ranges",
+]
