@@ -2,7 +2,7 @@
 """The quickstart's two commands, each setting up what it needs in ./.venv first.
 
     python3 dev.py demo    # the main job, offline, on embedded defaults
-    python3 dev.py test    # ruff, mypy and the test suite (what CI runs)
+    python3 dev.py test    # ruff, mypy, lint-imports and the test suite (what CI runs)
 
 Only Python 3.11+ and pip are needed. Set AMVICC_TORCH to install another torch build
 (default: torch==2.13.0, the CPU build these machines carry; on a GPU machine use your CUDA one).
@@ -74,12 +74,13 @@ def demo() -> None:
 
 
 def test() -> None:
-    """Lint, type-check and run the whole test suite."""
+    """Lint, type-check, check the layering (lint-imports) and run the whole test suite."""
     setup("test")
     _ensure_chromium()
     _run(BIN / "ruff", "check", ".")
     _run(BIN / "ruff", "format", "--check", ".")
     _run(BIN / "mypy", "amvicc")
+    _run(BIN / "lint-imports")
     _run(PYTHON, "-m", "pytest", *sys.argv[2:])
 
 

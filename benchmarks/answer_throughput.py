@@ -89,9 +89,9 @@ def make_images(folder: Path) -> None:
 
 def write_manifest(images: Path, path: Path) -> None:
     """The minimal client's work: the same images, prompts and seeds amvicc sends."""
-    from amvicc.answer.prompting import ANSWER_TEMPLATE, load_template
     from amvicc.catalogue import load_catalogue
     from amvicc.provenance import derive_seed
+    from amvicc.vlm.prompting import ANSWER_TEMPLATE, load_template
 
     template = load_template(None, default=ANSWER_TEMPLATE)
     items = [

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from amvicc.catalogue import load_catalogue
-from amvicc.generate import GenerationOptions, generate_images
+from amvicc.generate import GenerationOptions, run_generate
 from amvicc.generate.distributed import ProcessLayout
 from amvicc.generate.runner import Backend, make_backend
 from amvicc.store import Store
@@ -43,7 +43,7 @@ def timed_amvicc(
     options: GenerationOptions, backend: Backend, store: Store, catalogue: Any
 ) -> float:
     started = time.perf_counter()
-    summary = generate_images(options, store=store, catalogue=catalogue, backend=backend)
+    summary = run_generate(options, store=store, catalogue=catalogue, backend=backend)
     elapsed = time.perf_counter() - started
     assert summary.made == options.limit, summary
     return elapsed

@@ -36,8 +36,9 @@ from PIL import Image
 from playwright.sync_api import sync_playwright
 
 from amvicc.catalogue import load_catalogue
-from amvicc.score.app import ScoringApp, serve
+from amvicc.score.app import ScoringApp
 from amvicc.score.desk import ScoringDesk
+from amvicc.score.server import serve
 from amvicc.store import ImageRecord, RunSpec, Store, VerdictRecord, human_source, new_id
 
 TARGET_MS = 200.0

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from amvicc.cli import VERB_MODULES, build_parser, main, parse_index_ranges
+from amvicc.catalogue import parse_index_ranges
+from amvicc.cli import VERB_MODULES, build_parser, main
 
 
 def test_every_verb_has_help_with_an_example(capsys: pytest.CaptureFixture[str]) -> None:
@@ -101,3 +102,14 @@ def test_verbs_run_as_modules() -> None:
 
 def test_index_ranges() -> None:
     assert parse_index_ranges("1-3,99, 279-280") == {1, 2, 3, 99, 279, 280}
+
+
+def test_building_the_parser_imports_no_heavy_library() -> None:
+    """``amvicc --help`` stays fast: verb modules define arguments, stages load on run."""
+    heavy = ("torch", "pandas", "gradio", "openai", "transformers", "diffusers", "matplotlib")
+    probe = (
+        "import sys; from amvicc.cli import build_parser; build_parser(); "
+        f"print(sorted(m for m in {heavy!r} if m in sys.modules))"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert proc.stdout.strip() == "[]"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from amvicc.catalogue import load_catalogue
-from amvicc.demo import demo_indices
+from amvicc.cli.demo import demo_indices
 from amvicc.score.desk import ScoringDesk
 from amvicc.store import Store
 

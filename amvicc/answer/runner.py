@@ -1,56 +1,62 @@
-"""``amvicc answer`` end to end: images, prompts, run, engine, grading, summary."""
+"""An answering run end to end: images, prompts, run record, engine, summary.
+
+Grading is a stage of its own (:func:`amvicc.grade.run_grade`); ``amvicc answer`` runs it on
+the run right after this one, so the two share nothing but the store.
+"""
 
 from __future__ import annotations
 
-import argparse
 import logging
-import sys
+from pathlib import Path
 from typing import Any, cast
 
-from amvicc.answer.backends import SMOKE_WARNING, VLM, open_vlm
-from amvicc.answer.cli import local_settings
-from amvicc.answer.engine import AnswerEngine, EngineResult, SamplingParams, WorkItem
-from amvicc.answer.images import (
+from amvicc.answer.options import AnswerOptions, AnswerSummary
+from amvicc.catalogue import Catalogue, format_index_ranges
+from amvicc.errors import UserError
+from amvicc.resources import default_catalogue_path
+from amvicc.store import RunRecord, RunSpec, Store
+from amvicc.vlm.base import SMOKE_WARNING, VLM
+from amvicc.vlm.engine import AnswerEngine, EngineResult, WorkItem
+from amvicc.vlm.images import (
     ImageSet,
     folder_images,
     generated_images,
     hf_dataset_images,
     with_input_path,
 )
-from amvicc.answer.prompting import ANSWER_TEMPLATE, PromptTemplate, load_template
-from amvicc.catalogue import Catalogue, PromptKind
-from amvicc.cli import api_settings, catalogue_from_args, label_policy, open_store
-from amvicc.errors import UserError
-from amvicc.store import RunRecord, RunSpec, Store
+from amvicc.vlm.prompting import ANSWER_TEMPLATE, PromptTemplate, load_template
+from amvicc.vlm.providers import open_vlm
 
 log = logging.getLogger(__name__)
 
 
-def run_answer(args: argparse.Namespace) -> int:
-    """Answer the selected questions, store every reply, grade, and print a summary.
+def run_answer(
+    options: AnswerOptions, *, store: Store, catalogue: Catalogue, vlm: VLM | None = None
+) -> AnswerSummary:
+    """Ask the model about the selected questions' images and store every reply verbatim.
+
+    Rerunning the same options asks only what has no reply yet (failed requests included).
+
+    Args:
+        options: the model, the image source, sampling and the run's settings.
+        store: the workspace the replies go to.
+        catalogue: the (already selected) questions to ask.
+        vlm: an already opened model for ``options.model`` (default: opened here).
 
     Returns:
-        0 when every question has a reply; 1 when some requests failed (they are stored as
-        errors and retried by rerunning the same command).
-    """
-    catalogue = catalogue_from_args(args)
-    template = load_template(args.template, default=ANSWER_TEMPLATE)
-    store = open_store(args, create=True)
-    image_set = _images(args, store, catalogue)
-    images = image_set.images[: args.limit] if args.limit else image_set.images
+        How many items have replies, how many were asked now, and the run's id.
 
-    vlm = open_vlm(
-        args.model,
-        api=api_settings(args),
-        local=local_settings(args),
-    )
+    Raises:
+        UserError: bad input (unknown model, missing images, no usable image); replies stored
+            before it are kept and the run is marked failed or interrupted.
+    """
+    template = load_template(options.template, default=ANSWER_TEMPLATE)
+    image_set = _images(options, store, catalogue)
+    images = image_set.images[: options.limit] if options.limit else image_set.images
+    vlm = vlm or open_vlm(options.model, api=options.api, local=options.local)
     if vlm.smoke:
         log.warning("%s %s", vlm.name, SMOKE_WARNING)
-    from amvicc.grade.cli import judge_from_args
-
-    judge = judge_from_args(args)  # a bad judge setting fails before any request
-    sampling = SamplingParams(args.temperature, args.max_tokens, args.seed)
-    run = store.start_run(_spec(args, vlm, catalogue, template, sampling))
+    run = store.start_run(_spec(options, vlm, catalogue, template))
     store.sweep_temporary()
 
     items = [
@@ -66,9 +72,9 @@ def run_answer(args: argparse.Namespace) -> int:
         )
         for image in map(with_input_path, images)
         for prompt in [template.render(question=catalogue.question(image.index))]
-        for sample in range(args.repeats)
+        for sample in range(options.repeats)
     ]
-    engine = AnswerEngine(store, run, vlm, sampling, retries=args.max_retries)
+    engine = AnswerEngine(store, run, vlm, options.sampling, retries=options.api.max_retries)
     todo = engine.pending(items)
     done_before = len(items) - len(todo)
     log.info(
@@ -77,7 +83,7 @@ def run_answer(args: argparse.Namespace) -> int:
         len(todo),
         f" ({done_before} of {len(items)} already answered)" if done_before else "",
     )
-    result = _answer(args, store, run, engine, todo)
+    result = _answer(options, store, run, engine, todo)
     failed = len(engine.pending(items))
     store.finish_run(
         run.run_id,
@@ -91,45 +97,32 @@ def run_answer(args: argparse.Namespace) -> int:
             "skipped_images": image_set.problems,
         },
     )
-
-    from amvicc.grade.grading import grade_run
-
-    # The whole run is graded, including questions answered by earlier, other selections.
-    summary = grade_run(store, run.run_id, judge=judge, progress=not args.quiet)
-    rate = f", {result.answered / result.seconds:.1f}/s" if result.seconds > 0 and todo else ""
-    print(
-        f"answered {len(items) - failed}/{len(items)} ({len(todo)} asked now{rate}); "
-        f"run {run.run_id} in {store.root}"
+    return AnswerSummary(
+        run_id=run.run_id,
+        store_root=str(store.root),
+        items=len(items),
+        answered=len(items) - failed,
+        asked_now=len(todo),
+        answered_now=result.answered,
+        seconds=result.seconds,
+        error_kinds=result.error_kinds,
     )
-    for line in summary.lines():
-        print(line)
-    if failed:
-        for message, count in result.error_kinds.most_common(3):
-            print(f"  {count} x {message}", file=sys.stderr)
-        print(
-            f"{failed} request(s) failed and are stored as errors; rerun the same command to "
-            "retry them",
-            file=sys.stderr,
-        )
-        return 1
-    return 0
 
 
-def _images(args: argparse.Namespace, store: Store, catalogue: Catalogue) -> ImageSet:
-    """The images to ask about, checked; stops on unusable ones unless --skip-missing."""
+def _images(options: AnswerOptions, store: Store, catalogue: Catalogue) -> ImageSet:
+    """The images to ask about, checked; stops on unusable ones unless ``skip_missing``."""
     indices = [q.index for q in catalogue]
-    if args.images is not None:
-        image_set = folder_images(args.images, indices)
-    elif args.hf_dataset is not None:
-        image_set = hf_dataset_images(args.hf_dataset, indices)
+    if options.images is not None:
+        image_set = folder_images(options.images, indices)
+    elif options.hf_dataset is not None:
+        image_set = hf_dataset_images(options.hf_dataset, indices)
+    elif options.generated is not None:
+        image_set = generated_images(store, options.generated, indices, options.kinds)
     else:
-        kinds: tuple[PromptKind, ...] = (
-            ("implicit", "explicit") if args.kind == "both" else (args.kind,)
-        )
-        image_set = generated_images(store, args.generated, indices, kinds)
+        raise UserError("no image source: give a folder, a Hugging Face dataset or a run")
     if image_set.problems:
         message = image_set.problem_message(len(indices))
-        if not args.skip_missing:
+        if not options.skip_missing:
             raise UserError(f"{message}; add them, or pass --skip-missing to answer the rest")
         log.warning("%s; answering the rest (--skip-missing)", message)
     if not image_set.images:
@@ -138,18 +131,15 @@ def _images(args: argparse.Namespace, store: Store, catalogue: Catalogue) -> Ima
 
 
 def _spec(
-    args: argparse.Namespace,
-    vlm: VLM,
-    catalogue: Catalogue,
-    template: PromptTemplate,
-    sampling: SamplingParams,
+    options: AnswerOptions, vlm: VLM, catalogue: Catalogue, template: PromptTemplate
 ) -> RunSpec:
     """The run: what defines its replies (outputs) and what else is worth recording."""
+    sampling = options.sampling
     outputs: dict[str, Any] = {
-        "images": f"generated:{args.generated}" if args.generated else "mmvp",
+        "images": f"generated:{options.generated}" if options.generated else "mmvp",
         "template_sha256": template.sha256,
         "catalogue_sha256": catalogue.sha256,
-        "label_policy": label_policy(args),
+        "label_policy": catalogue.label_policy,
         "temperature": sampling.temperature,
         "max_tokens": sampling.max_tokens,
         "seed": sampling.seed,
@@ -158,32 +148,38 @@ def _spec(
     settings: dict[str, Any] = {
         **vlm.describe(),
         "smoke_test_model": vlm.smoke,
-        "image_source": str(args.images.resolve())
-        if args.images
-        else args.hf_dataset or args.generated,
+        "image_source": str(options.images.resolve())
+        if options.images
+        else options.hf_dataset or options.generated,
         # absolute, so `amvicc grade` finds it from any folder
-        "catalogue": str(args.catalogue.resolve()) if args.catalogue else None,
+        "catalogue": _catalogue_file(catalogue),
         "template": template.name,
-        "repeats": args.repeats,
-        "categories": args.categories,
-        "index": sorted(args.index) if args.index else None,
-        "limit": args.limit,
+        "repeats": options.repeats,
+        "categories": [c.code for c in catalogue.categories()],
+        "index": format_index_ranges(q.index for q in catalogue),
+        "limit": options.limit,
     }
     return RunSpec(
         stage="answer",
-        model=args.model,
+        model=options.model,
         outputs=outputs,
         settings=settings,
-        label_policy=label_policy(args),
+        label_policy=catalogue.label_policy,
         catalogue_sha256=catalogue.sha256,
         smoke=vlm.smoke,
-        command=args.command_line,
-        name=args.run,
+        command=options.command,
+        name=options.run_name,
     )
 
 
+def _catalogue_file(catalogue: Catalogue) -> str | None:
+    """The catalogue's absolute path, or None for the shipped one."""
+    resolved = Path(catalogue.source).resolve()
+    return None if resolved == default_catalogue_path().resolve() else str(resolved)
+
+
 def _answer(
-    args: argparse.Namespace,
+    options: AnswerOptions,
     store: Store,
     run: RunRecord,
     engine: AnswerEngine,
@@ -197,7 +193,7 @@ def _answer(
             total=len(todo),
             unit="req",
             desc=engine.vlm.name,
-            disable=args.quiet or not todo,
+            disable=not options.progress or not todo,
             dynamic_ncols=True,
         ),
     )

@@ -10,6 +10,8 @@ from amvicc.api import ApiSettings
 from amvicc.catalogue import PROMPT_KINDS, PromptKind
 
 Offload = Literal["model", "sequential"]
+# Image APIs take longer per request than chat ones, and rate-limit sooner.
+API_DEFAULTS = ApiSettings(max_connections=4, timeout=300.0)
 
 
 @dataclass(frozen=True)
@@ -62,7 +64,7 @@ class GenerationOptions:
     offload: Offload | None = None
     compile: bool = False
     force: bool = False
-    api: ApiSettings = field(default_factory=lambda: ApiSettings(max_connections=4, timeout=300.0))
+    api: ApiSettings = API_DEFAULTS
     run_name: str | None = None
     command: str | None = None
     progress: bool = True
@@ -103,6 +105,10 @@ class GenerationSummary:
     def as_dict(self) -> dict[str, Any]:
         """The summary as stored with the run."""
         return asdict(self)
+
+    def lines(self) -> list[str]:
+        """What the terminal shows: one line."""
+        return [self.line()]
 
     def line(self) -> str:
         """One line for the terminal."""

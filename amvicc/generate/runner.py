@@ -44,7 +44,7 @@ def make_backend(options: GenerationOptions, layout: ProcessLayout) -> Backend:
     return DiffusersBackend(spec, options, layout)
 
 
-def generate_images(
+def run_generate(
     options: GenerationOptions,
     *,
     store: Store,

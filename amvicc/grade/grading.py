@@ -27,7 +27,7 @@ from amvicc.agreement import resolve
 from amvicc.api import gather_bounded
 from amvicc.catalogue import Catalogue, LabelPolicy, Option, Question, load_catalogue
 from amvicc.errors import UserError
-from amvicc.grade.extract import EXTRACTOR_VERSION, extract_choice
+from amvicc.extract import EXTRACTOR_VERSION, extract_choice
 from amvicc.provenance import canonical_json
 from amvicc.store import (
     ADJUDICATION_PREFIX,
@@ -47,7 +47,7 @@ DECIDED = ("a", "b", "no_answer")
 
 
 @dataclass(frozen=True)
-class GradeSummary:
+class RunGrades:
     """What grading one run found.
 
     Attributes:
@@ -146,28 +146,6 @@ def correct_option(store: Store, response: ResponseRecord, question: Question) -
     return None
 
 
-def run_verdicts(store: Store, run_id: str) -> dict[str, list[VerdictRecord]]:
-    """Each source's latest verdict on each response of a run, oldest first, by response id.
-
-    One indexed query on the verdicts table, instead of one pass of the ``current_verdicts``
-    view per response.
-    """
-    rows = store.connection().execute(
-        "SELECT v.* FROM verdicts v JOIN responses r ON v.response_id = r.response_id "
-        "WHERE r.run_id = ? ORDER BY v.verdict_id",
-        (run_id,),
-    )
-    latest: dict[tuple[str, str], VerdictRecord] = {}
-    for row in rows:
-        verdict = VerdictRecord(**dict(row))
-        latest.pop((row["response_id"], row["source"]), None)  # keep insertion order = age
-        latest[(row["response_id"], row["source"])] = verdict
-    grouped: dict[str, list[VerdictRecord]] = {}
-    for (response_id, _), verdict in latest.items():
-        grouped.setdefault(response_id, []).append(verdict)
-    return grouped
-
-
 def final_verdict(verdicts: Sequence[VerdictRecord]) -> tuple[str, str | None]:
     """A response's verdict from every source's latest: people, then extractor, then judge.
 
@@ -205,7 +183,7 @@ def grade_run(
     judge: LLMJudge | None = None,
     catalogue: Catalogue | None = None,
     progress: bool = False,
-) -> GradeSummary:
+) -> RunGrades:
     """Grade a run's current responses in three stages (see the module docstring).
 
     Args:
@@ -225,7 +203,7 @@ def grade_run(
     rules: Counter[str] = Counter()
     undecided: list[ResponseRecord] = []
     verdicts: list[VerdictRecord] = []
-    latest = run_verdicts(store, run_id)
+    latest = store.latest_verdicts_by_response(run_id)
     for response in answered:
         extraction = extract_choice(response.text, questions[response.response_id])
         extractor[extraction.value] += 1
@@ -253,7 +231,7 @@ def grade_run(
         judged = asyncio.run(_judge(store, run_id, judge, undecided, questions, latest, progress))
         added += judged.added
 
-    latest = run_verdicts(store, run_id)
+    latest = store.latest_verdicts_by_response(run_id)
     audit = correct = scored = 0
     for response in answered:
         value, _ = final_verdict(latest.get(response.response_id, []))
@@ -264,7 +242,7 @@ def grade_run(
         if right is not None:
             scored += 1
             correct += value == right.label
-    return GradeSummary(
+    return RunGrades(
         run_id=run_id,
         model=run.model,
         smoke=bool(run.smoke),

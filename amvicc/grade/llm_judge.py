@@ -20,38 +20,21 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any
 
-from amvicc.answer.backends import VLM, Reply, open_vlm
-from amvicc.answer.prompting import PromptTemplate, load_template
 from amvicc.api import ApiSettings
 from amvicc.catalogue import Option, OptionLabel, Question
+from amvicc.grade.options import (
+    JUDGE_MODES,
+    JUDGE_TEMPLATES,
+    JudgeMode,
+    JudgeSettings,
+    LLMJudgeOptions,
+)
 from amvicc.provenance import config_key, derive_seed
 from amvicc.store import AnswerVerdictValue, llm_judge_source
-
-JudgeMode = Literal["yesno", "choice"]
-JUDGE_MODES: tuple[JudgeMode, ...] = get_args(JudgeMode)
-JUDGE_TEMPLATES: dict[JudgeMode, str] = {
-    "yesno": "grade_judge_yesno.jinja",
-    "choice": "grade_judge_choice.jinja",
-}
-
-
-@dataclass(frozen=True)
-class JudgeSettings:
-    """How the judge is asked (recorded with every verdict it gives).
-
-    Attributes:
-        mode: ``choice`` or ``yesno``.
-        temperature: 0 for the most repeatable judgement.
-        seed: base seed; each response's seed derives from it and the response id.
-        max_tokens: the longest judge reply.
-    """
-
-    mode: JudgeMode = "choice"
-    temperature: float = 0.0
-    seed: int = 0
-    max_tokens: int = 64
+from amvicc.vlm import VLM, Reply, open_vlm
+from amvicc.vlm.prompting import PromptTemplate, load_template
 
 
 @dataclass(frozen=True)
@@ -97,7 +80,7 @@ class LLMJudge:
     """Asks a text model which option a response chose.
 
     Args:
-        vlm: the judge model (any :func:`~amvicc.answer.backends.open_vlm` model; asked
+        vlm: the judge model (any :func:`~amvicc.vlm.providers.open_vlm` model; asked
             without an image).
         settings: mode, temperature, seed, reply length.
         templates: the template of each mode.
@@ -228,3 +211,15 @@ def open_judge(
         mode: load_template(chosen.get(mode), default=JUDGE_TEMPLATES[mode]) for mode in JUDGE_MODES
     }
     return LLMJudge(open_vlm(model, api=api), settings, loaded)
+
+
+def open_llm_judge(options: LLMJudgeOptions) -> LLMJudge:
+    """Open the judge :class:`~amvicc.grade.options.LLMJudgeOptions` describe.
+
+    Raises:
+        UserError: the model or the template cannot be opened.
+    """
+    templates: dict[JudgeMode, str | Path | None] | None = (
+        {options.settings.mode: options.template} if options.template else None
+    )
+    return open_judge(options.model, options.settings, api=options.api, templates=templates)

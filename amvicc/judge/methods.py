@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Literal, get_args
 
 from amvicc.catalogue import Prompt
-from amvicc.grade.extract import extract_choice
+from amvicc.extract import extract_choice
 from amvicc.rubrics import Rubric
 
 Method = Literal["rubric", "question", "ocr"]

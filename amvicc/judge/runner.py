@@ -13,17 +13,10 @@ import json
 import logging
 import time
 from collections import Counter
-from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any, cast
 
-from amvicc.answer.backends import SMOKE_WARNING, LocalSettings, open_vlm
-from amvicc.answer.engine import AnswerEngine, SamplingParams, WorkItem
-from amvicc.answer.images import SourceImage, generated_images
-from amvicc.answer.prompting import ANSWER_TEMPLATE, load_template
-from amvicc.api import ApiSettings
-from amvicc.catalogue import PROMPT_KINDS, Catalogue, Prompt, PromptKind
+from amvicc.catalogue import Catalogue, Prompt
 from amvicc.errors import UserError
 from amvicc.judge.methods import (
     RUBRIC_TEMPLATE,
@@ -40,6 +33,7 @@ from amvicc.judge.ocr import (
     read_text,
     text_expectation,
 )
+from amvicc.judge.options import JudgeOptions, JudgeSummary
 from amvicc.provenance import canonical_json
 from amvicc.rubrics import Rubric, load_rubrics
 from amvicc.store import (
@@ -50,6 +44,10 @@ from amvicc.store import (
     VerdictRecord,
     image_judge_source,
 )
+from amvicc.vlm import SMOKE_WARNING, open_vlm
+from amvicc.vlm.engine import AnswerEngine, WorkItem
+from amvicc.vlm.images import SourceImage, generated_images
+from amvicc.vlm.prompting import ANSWER_TEMPLATE, load_template
 
 log = logging.getLogger(__name__)
 
@@ -57,90 +55,13 @@ log = logging.getLogger(__name__)
 Prompts = dict[tuple[int, str], Prompt]
 
 
-@dataclass(frozen=True)
-class JudgeOptions:
-    """One judging job (what ``amvicc judge`` is given).
-
-    Attributes:
-        run_id: the generation run whose images are judged.
-        method: ``rubric``, ``question`` or ``ocr``.
-        judge: the VLM (``rubric``, ``question``); ignored by ``ocr``.
-        kinds: which prompt kinds' images; ``question`` and ``ocr`` judge explicit ones only.
-        indices: the questions whose images to judge (None: all).
-        limit: judge at most this many images.
-        template: the rubric judge's prompt (None: the shipped one).
-        sampling: the judge's temperature, reply length and seed.
-        api: how to reach an OpenAI-compatible judge.
-        local: how to run a local judge.
-        progress: show a progress bar.
-        command: the command line, for the run record.
-    """
-
-    run_id: str
-    method: Method
-    judge: str | None = None
-    kinds: tuple[PromptKind, ...] = PROMPT_KINDS
-    indices: Collection[int] | None = None
-    limit: int | None = None
-    template: Path | None = None
-    sampling: SamplingParams = field(default_factory=SamplingParams)
-    api: ApiSettings = field(default_factory=ApiSettings)
-    local: LocalSettings = field(default_factory=LocalSettings)
-    progress: bool = True
-    command: str | None = None
-
-
-@dataclass(frozen=True)
-class JudgeSummary:
-    """What a judging job did.
-
-    Attributes:
-        judge_run: the judge's run id.
-        source: the verdict source, e.g. ``judge:question:tiny-llava``.
-        images: images the job covers.
-        verdicts: each value's count over those images (from this judge).
-        skipped: images of the run left out: of another prompt kind, or that this method
-            cannot judge (implicit ones for ``question``, non-Text ones for ``ocr``).
-        errors: requests that failed (stored, retried by the next run).
-        smoke: the judge is a random-weight smoke-test model.
-    """
-
-    judge_run: str
-    source: str
-    images: int
-    verdicts: Counter[str]
-    skipped: int
-    errors: int
-    seconds: float
-    smoke: bool
-
-    def lines(self) -> list[str]:
-        """A short human summary."""
-        counts = ", ".join(f"{self.verdicts[v]} {v}" for v in ("correct", "incorrect", "undecided"))
-        lines = [f"{self.source}: {self.images} image(s) judged in {self.seconds:.1f} s: {counts}"]
-        if self.skipped:
-            lines.append(
-                f"  {self.skipped} other image(s) skipped (another prompt kind, or not "
-                "judgeable by this method)"
-            )
-        if self.errors:
-            lines.append(
-                f"  {self.errors} request(s) failed and are stored; rerun the same command to retry"
-            )
-        if self.smoke:
-            lines.append(
-                "  the judge is a smoke-test model with random weights: its verdicts mean nothing"
-            )
-        return lines
-
-
-def judge_images(store: Store, catalogue: Catalogue, options: JudgeOptions) -> JudgeSummary:
+def run_judge(options: JudgeOptions, *, store: Store, catalogue: Catalogue) -> JudgeSummary:
     """Judge the images of a generation run and store the verdicts.
 
     Args:
+        options: the job.
         store: the workspace.
         catalogue: the whole catalogue the images were made from (pairs are looked up in it).
-        options: the job.
 
     Raises:
         UserError: unknown run, no image to judge, a judge that cannot be opened.

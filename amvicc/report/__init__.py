@@ -4,9 +4,11 @@ The package root stays light (``amvicc --help`` imports the verb); the names bel
 modules, and pandas, on first use::
 
     from amvicc import Store
-    from amvicc.report import build_report, compute_metrics, judge_agreement, render_report
+    from amvicc.report import ReportOptions, build_report, compute_metrics, run_report
+    from amvicc.report import judge_agreement, render_report
 
     store = Store("amvicc-runs")
+    summary = run_report(ReportOptions(format="md"), store=store)  # what `amvicc report` does
     metrics = compute_metrics(store)                      # tidy DataFrame, one row per number
     judges = judge_agreement(store)                       # automatic judges vs humans
     html = render_report(build_report(store, missing="exclude"), "html")
@@ -14,10 +16,9 @@ modules, and pandas, on first use::
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from amvicc.report.options import ReportOptions
+from amvicc.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from amvicc.report.build import (
@@ -27,8 +28,11 @@ if TYPE_CHECKING:
         human_agreement,
         judge_agreement,
     )
-    from amvicc.report.items import Items, ModelEntry, collect_items
+    from amvicc.report.entries import ModelEntry
+    from amvicc.report.items import Items, collect_items
+    from amvicc.report.options import ReportOptions, ReportSummary
     from amvicc.report.render import render_report
+    from amvicc.report.runner import run_report
 
 _LAZY = {
     "Report": "amvicc.report.build",
@@ -37,9 +41,12 @@ _LAZY = {
     "human_agreement": "amvicc.report.build",
     "judge_agreement": "amvicc.report.build",
     "Items": "amvicc.report.items",
-    "ModelEntry": "amvicc.report.items",
+    "ModelEntry": "amvicc.report.entries",
     "collect_items": "amvicc.report.items",
     "render_report": "amvicc.report.render",
+    "ReportOptions": "amvicc.report.options",
+    "ReportSummary": "amvicc.report.options",
+    "run_report": "amvicc.report.runner",
 }
 
 __all__ = [
@@ -47,17 +54,15 @@ __all__ = [
     "ModelEntry",
     "Report",
     "ReportOptions",
+    "ReportSummary",
     "build_report",
     "collect_items",
     "compute_metrics",
     "human_agreement",
     "judge_agreement",
     "render_report",
+    "run_report",
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'amvicc.report' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_attributes(__name__, _LAZY)

@@ -17,8 +17,9 @@ from tqdm import tqdm
 
 from amvicc import __version__
 from amvicc.catalogue import Catalogue
+from amvicc.report.entries import ModelEntry
 from amvicc.report.gallery import GalleryItem, failing_examples
-from amvicc.report.items import Items, ModelEntry, collect_items
+from amvicc.report.items import Items, collect_items
 from amvicc.report.methods import Methods, describe_methods
 from amvicc.report.metrics import (
     failure_modes,

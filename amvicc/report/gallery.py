@@ -74,8 +74,8 @@ def failing_examples(store: Store, items: Items, per_model: int) -> list[Gallery
     chosen = chosen.assign(_entry=chosen["entry"].map(order)).sort_values(
         ["_entry", "_category", "question_index", "kind", "sample"]
     )
-    images = _rows(store, "images", "image_id", "path, prompt", chosen, "igm")
-    responses = _rows(store, "responses", "response_id", "prompt, text", chosen, "vlm")
+    images = store.images_by_id(_subjects(chosen, "igm"))
+    responses = store.responses_by_id(_subjects(chosen, "vlm"))
     verdicts = _verdict_lines(store, [str(s) for s in chosen["subject_id"] if s])
     out: list[GalleryItem] = []
     for row in chosen.to_dict(orient="records"):
@@ -85,13 +85,15 @@ def failing_examples(store: Store, items: Items, per_model: int) -> list[Gallery
         shows: str | None = None
         thumbnail = note = response = chosen_option = None
         if image:
-            path, prompt = images.get(subject, (None, ""))
-            thumbnail, note = _thumbnail(store, path)
+            stored_image = images.get(subject)
+            prompt = stored_image.prompt if stored_image else ""
+            thumbnail, note = _thumbnail(store, stored_image.path if stored_image else None)
             if row["kind"] == "explicit" and question.explicit_answer:
                 shows = _option(question, question.explicit_answer)
         else:
-            prompt, text = responses.get(subject, ("", None))
-            response = _cut(text)
+            stored_response = responses.get(subject)
+            prompt = stored_response.prompt if stored_response else ""
+            response = _cut(stored_response.text if stored_response else None)
             value = row["value"] if isinstance(row["value"], str) else None
             chosen_option = _option(question, value) if value in ("a", "b") else value
         out.append(
@@ -124,38 +126,17 @@ def _option(question: Question, label: OptionLabel | str | None) -> str:
     return f"({label}) {question.option('a' if label == 'a' else 'b').text}"
 
 
-def _rows(
-    store: Store, table: str, key: str, columns: str, chosen: pd.DataFrame, modality: str
-) -> dict[str, tuple[object, object]]:
-    ids = [s for s in chosen.loc[chosen["modality"] == modality, "subject_id"] if s]
-    found: dict[str, tuple[object, object]] = {}
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        rows = store.connection().execute(
-            f"SELECT {key}, {columns} FROM {table} WHERE {key} IN ({','.join('?' * len(chunk))})",
-            chunk,
-        )
-        found.update({r[0]: (r[1], r[2]) for r in rows})
-    return found
+def _subjects(chosen: pd.DataFrame, modality: str) -> list[str]:
+    return [str(s) for s in chosen.loc[chosen["modality"] == modality, "subject_id"] if s]
 
 
 def _verdict_lines(store: Store, subjects: list[str]) -> dict[str, list[str]]:
     """``source: value (comment)`` of each source's latest verdict on each subject."""
-    latest: dict[tuple[str, str], str] = {}
-    for start in range(0, len(subjects), 400):
-        chunk = subjects[start : start + 400]
-        marks = ",".join("?" * len(chunk))
-        rows = store.connection().execute(
-            "SELECT COALESCE(image_id, response_id), source, value, comment FROM verdicts "
-            f"WHERE image_id IN ({marks}) OR response_id IN ({marks}) ORDER BY verdict_id",
-            chunk + chunk,
-        )
-        for subject, source, value, comment in rows:
-            note = f" ({comment})" if comment else ""
-            latest[(subject, source)] = f"{source}: {value}{note}"
     lines: dict[str, list[str]] = {}
-    for (subject, _), line in latest.items():
-        lines.setdefault(subject, []).append(line)
+    for verdict in store.latest_verdicts_on(subjects):
+        note = f" ({verdict.comment})" if verdict.comment else ""
+        subject = verdict.image_id or verdict.response_id or ""
+        lines.setdefault(subject, []).append(f"{verdict.source}: {verdict.value}{note}")
     return lines
 
 

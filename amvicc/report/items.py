@@ -25,58 +25,24 @@ checked against it in the tests), so 360,000 verdicts take well under a second.
 
 from __future__ import annotations
 
-import fnmatch
-from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import Literal
 
 import numpy as np
 import pandas as pd
 
 from amvicc.catalogue import CATEGORIES, PROMPT_KINDS, Catalogue, LabelPolicy, load_catalogue
 from amvicc.errors import UserError
+from amvicc.report.entries import ModelEntry, entry_keys, load_entries, with_samples
 from amvicc.report.options import ANY_VERDICTS, HUMAN_VERDICTS, ReportOptions
-from amvicc.store import (
-    ADJUDICATION_PREFIX,
-    EXTRACTOR_SOURCE,
-    JUDGE_PREFIX,
-    LLM_JUDGE_PREFIX,
-    Store,
-    is_human_source,
-)
+from amvicc.store import JUDGE_PREFIX, Store, VerdictSubject, source_role
 
-Modality = Literal["igm", "vlm"]
-
-IGM_STAGES = ("generate", "import")
-VLM_STAGES = ("answer",)
 MMVP_IMAGE_KEY = "mmvp"
 DECIDED_ANSWERS = ("a", "b", "no_answer")
 CATEGORY_ORDER = {c.code: i for i, c in enumerate(CATEGORIES)}
 
-SourceRole = Literal["rater", "adjudication", "judge", "llm-judge", "extractor", "other"]
-
-
-def source_role(source: str) -> SourceRole:
-    """What a verdict source does.
-
-    A human ``rater`` (``human:*``, ``sheet:*``), an ``adjudication``, an automatic image
-    ``judge``, an ``llm-judge`` of answers, the answer ``extractor``, or ``other``.
-    """
-    if source.startswith(ADJUDICATION_PREFIX):
-        return "adjudication"
-    if is_human_source(source):
-        return "rater"
-    if source.startswith(JUDGE_PREFIX):
-        return "judge"
-    if source.startswith(LLM_JUDGE_PREFIX):
-        return "llm-judge"
-    if source == EXTRACTOR_SOURCE:
-        return "extractor"
-    return "other"
-
 
 def roles(verdicts: pd.DataFrame) -> pd.Series:
-    """Each verdict's :func:`source_role` (the ``role`` column when loaded from a store)."""
+    """Each verdict's :func:`~amvicc.store.source_role` (its ``role`` column when it has one)."""
     if "role" in verdicts.columns:
         return verdicts["role"]
     codes, sources = pd.factorize(verdicts["source"])
@@ -98,34 +64,6 @@ MISSING_REASONS = {
     "undecided": "no grader could tell which option was chosen",
     "no_answer": "the VLM chose no option",
 }
-
-
-@dataclass(frozen=True)
-class ModelEntry:
-    """A model as the report shows it: one stored configuration of one model.
-
-    Attributes:
-        key: the configuration's ``config_key`` (images and responses are slotted by it).
-        label: the name shown: the model's name, with its run id when the model has several
-            configurations of the same modality.
-        model: the model as the user named it.
-        modality: ``igm`` (image model) or ``vlm``.
-        smoke: a random-weight smoke-test model; its numbers mean nothing.
-        samples: samples per slot (k), from the stored items.
-        label_policy: the labels its answers are scored under (VLMs).
-        run_ids: the runs that made its items, oldest first.
-        imported: its images were graded elsewhere (a grade sheet), not generated here.
-    """
-
-    key: str
-    label: str
-    model: str
-    modality: Modality
-    smoke: bool
-    samples: int
-    label_policy: LabelPolicy
-    run_ids: tuple[str, ...]
-    imported: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -194,11 +132,11 @@ def collect_items(store: Store, options: ReportOptions | None = None) -> Items:
             f"{catalogue.source} has no generation prompts, so image models cannot be scored; "
             "use a catalogue with prompts (e.g. the shipped one)"
         )
-    image_rows = _current_images(store, _keys(entries, "igm"))
-    response_rows = _current_responses(store, _keys(entries, "vlm"))
-    entries = _with_samples(entries, image_rows, response_rows)
-    image_verdicts = _latest_verdicts(store, "image_id", image_rows["image_id"])
-    response_verdicts = _latest_verdicts(store, "response_id", response_rows["response_id"])
+    image_rows = store.current_image_slots(entry_keys(entries, "igm"))
+    response_rows = store.current_response_slots(entry_keys(entries, "vlm"), MMVP_IMAGE_KEY)
+    entries = with_samples(entries, image_rows, response_rows)
+    image_verdicts = _latest_verdicts(store, "image", image_rows["image_id"])
+    response_verdicts = _latest_verdicts(store, "response", response_rows["response_id"])
     _check_basis(options.verdicts, image_verdicts)
     questions = _questions(catalogue)
     frames = []
@@ -221,148 +159,12 @@ def collect_items(store: Store, options: ReportOptions | None = None) -> Items:
     )
 
 
-# --- models ----------------------------------------------------------------------------------
-
-
-def load_entries(
-    store: Store, patterns: Iterable[str] | None = None, *, labels: LabelPolicy | None = None
-) -> list[ModelEntry]:
-    """The models in the workspace (image models first), optionally only those matching.
-
-    Args:
-        store: the workspace.
-        patterns: model names or glob patterns (``openai:*``); each must match a model.
-        labels: score every VLM under this label policy instead of its run's.
-    """
-    runs = store.frame(
-        "SELECT run_id, stage, model, smoke, config_key, label_policy FROM runs "
-        "WHERE stage IN ('generate', 'import', 'answer') ORDER BY started_at, run_id"
-    )
-    if runs.empty:
-        raise UserError(
-            f"nothing to report in {store.root}: it has no generate, import or answer runs; "
-            "run `amvicc generate`, `amvicc answer` or `amvicc import-grades` first"
-        )
-    runs["modality"] = np.where(runs["stage"] == "answer", "vlm", "igm")
-    entries: list[ModelEntry] = []
-    configs_per_model = runs.groupby(["modality", "model"])["config_key"].nunique().to_dict()
-    for (modality, key), group in runs.groupby(["modality", "config_key"], sort=False):
-        model = str(group["model"].iloc[-1])
-        run_ids = tuple(str(r) for r in group["run_id"])
-        label = model
-        if configs_per_model[(modality, model)] > 1:
-            label = f"{model} [{run_ids[0]}]"
-        policy: LabelPolicy = labels or (
-            "original" if group["label_policy"].iloc[-1] == "original" else "corrected"
-        )
-        entries.append(
-            ModelEntry(
-                key=str(key),
-                label=label,
-                model=model,
-                modality="vlm" if modality == "vlm" else "igm",
-                smoke=bool(group["smoke"].astype(bool).any()),
-                samples=1,
-                label_policy=policy,
-                run_ids=run_ids,
-                imported=bool((group["stage"] == "import").all()),
-            )
-        )
-    entries.sort(key=lambda e: (e.modality != "igm", e.label.casefold()))
-    if patterns:
-        entries = _select(entries, list(patterns))
-    return entries
-
-
-def _select(entries: list[ModelEntry], patterns: list[str]) -> list[ModelEntry]:
-    chosen: list[ModelEntry] = []
-    for pattern in patterns:
-        matched = [
-            e
-            for e in entries
-            if fnmatch.fnmatchcase(e.model, pattern) or fnmatch.fnmatchcase(e.label, pattern)
-        ]
-        if not matched:
-            known = ", ".join(sorted({e.model for e in entries}))
-            raise UserError(f"no model matches {pattern!r}; models in the workspace: {known}")
-        chosen.extend(e for e in matched if e not in chosen)
-    return [e for e in entries if e in chosen]
-
-
-def _with_samples(
-    entries: list[ModelEntry], images: pd.DataFrame, responses: pd.DataFrame
-) -> list[ModelEntry]:
-    counts = (
-        pd.concat([images[["config_key", "sample"]], responses[["config_key", "sample"]]])
-        .groupby("config_key")["sample"]
-        .max()
-    )
-    return [replace(e, samples=int(counts.get(e.key, 0)) + 1) for e in entries]
-
-
 # --- reading the store -----------------------------------------------------------------------
 
 
-def _keys(entries: list[ModelEntry], modality: Modality) -> list[str]:
-    return [e.key for e in entries if e.modality == modality]
-
-
-def _keys_clause(keys: list[str]) -> tuple[str, list[str]]:
-    return f"config_key IN ({','.join('?' * len(keys))})", keys
-
-
-def _read(store: Store, query: str, params: list[str], columns: list[str]) -> pd.DataFrame:
-    """A query as a DataFrame of Python objects.
-
-    Faster than ``store.frame`` on hundreds of thousands of rows: pandas' default string
-    dtype converts every id on the way in, then again in each ``isin`` and merge.
-    """
-    rows = store.connection().execute(query, params).fetchall()
-    frame = pd.DataFrame(rows, columns=columns, dtype=object)
-    for column in ("question_index", "sample", "verdict_id"):
-        if column in frame.columns:
-            frame[column] = frame[column].astype("int64")
-    return frame
-
-
-def _current_images(store: Store, keys: list[str]) -> pd.DataFrame:
-    columns = ["image_id", "config_key", "question_index", "prompt_kind", "sample", "status"]
-    clause, params = _keys_clause(keys)
-    return _read(
-        store, f"SELECT {', '.join(columns)} FROM current_images WHERE {clause}", params, columns
-    )
-
-
-def _current_responses(store: Store, keys: list[str]) -> pd.DataFrame:
-    columns = ["response_id", "config_key", "question_index", "sample", "status"]
-    clause, params = _keys_clause(keys)
-    return _read(
-        store,
-        f"SELECT {', '.join(columns)} FROM current_responses WHERE image_key = ? AND {clause}",
-        [MMVP_IMAGE_KEY, *params],
-        columns,
-    )
-
-
-def _latest_verdicts(store: Store, column: str, subjects: pd.Series) -> pd.DataFrame:
-    """Each source's latest verdict on these subjects, with its source's ``role``.
-
-    The ``current_verdicts`` rule (newest row per subject and source), applied in pandas: on
-    hundreds of thousands of verdicts that is several times faster than SQLite's GROUP BY
-    view. Comments and rubric versions are read later, for the few rows that show them.
-    """
-    columns = ["subject_id", "source", "value", "verdict_id"]
-    if subjects.empty:
-        return pd.DataFrame(columns=[*columns, "role"])
-    rows = _read(
-        store,
-        f"SELECT {column}, source, value, verdict_id FROM verdicts WHERE {column} IS NOT NULL "
-        "ORDER BY verdict_id",
-        [],
-        columns,
-    )
-    rows = rows[rows["subject_id"].isin(subjects)]
-    rows = rows.drop_duplicates(["subject_id", "source"], keep="last").reset_index(drop=True)
+def _latest_verdicts(store: Store, subject: VerdictSubject, subjects: pd.Series) -> pd.DataFrame:
+    """Each source's latest verdict on these subjects (the store's rule), with its ``role``."""
+    rows = store.latest_verdict_values(subject, subjects)
     rows["role"] = roles(rows)
     return rows
 

@@ -8,7 +8,6 @@ a report.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -17,8 +16,8 @@ from typing import Any
 import pandas as pd
 
 from amvicc.provenance import canonical_json
-from amvicc.report.items import Items, source_role
-from amvicc.store import SHEET_PREFIX, Store
+from amvicc.report.items import Items
+from amvicc.store import SHEET_PREFIX, Store, source_role
 
 # Parameter names that could hold a secret; ``*_env`` names an environment variable instead.
 _SECRET_NAME = re.compile(
@@ -98,10 +97,6 @@ ROLE_WORDS = {
 }
 
 
-def _text(value: object) -> str | None:
-    return None if value is None or pd.isna(value) else str(value)  # type: ignore[call-overload]
-
-
 def source_kind(source: str) -> str:
     """What kind of judge a verdict source is, in words."""
     if source.startswith(SHEET_PREFIX):
@@ -112,53 +107,42 @@ def source_kind(source: str) -> str:
 def describe_methods(store: Store, items: Items) -> Methods:
     """Collect the runs, seeds, judges and counts behind the report."""
     labels = {run_id: e.label for e in items.entries for run_id in e.run_ids}
-    run_ids = list(labels)
-    marks = ",".join("?" * len(run_ids))
-    runs = store.frame(f"SELECT * FROM runs WHERE run_id IN ({marks})", run_ids)
-    seeds = {
-        str(r["run_id"]): r
-        for r in store.frame(
-            "SELECT run_id, COUNT(DISTINCT seed) AS n, MIN(seed) AS low, MAX(seed) AS high "
-            f"FROM images WHERE seed IS NOT NULL AND run_id IN ({marks}) GROUP BY run_id",
-            run_ids,
-        ).to_dict(orient="records")
-    }
+    seeds = store.image_seed_ranges(list(labels))
     infos = []
-    for row in runs.sort_values(["started_at", "run_id"]).to_dict(orient="records"):
-        config = scrub(json.loads(str(row["config_json"])))
-        run_id = str(row["run_id"])
+    for run in store.runs():
+        if run.run_id not in labels:
+            continue
+        config = scrub(run.config)
         seed_text = "none recorded"
-        if run_id in seeds:
-            s = seeds[run_id]
+        if run.run_id in seeds:
+            s = seeds[run.run_id]
             seed_text = (
-                f"{int(s['n'])} per-image seed(s), {int(s['low'])}…{int(s['high'])}"
-                if int(s["n"]) > 1
-                else f"{int(s['low'])}"
+                f"{s.count} per-image seed(s), {s.low}…{s.high}" if s.count > 1 else f"{s.low}"
             )
         if isinstance(config, Mapping) and "seed" in config:
             seed_text = f"base seed {config['seed']}; {seed_text}"
         note = None
-        if row["catalogue_sha256"] and row["catalogue_sha256"] != items.catalogue.sha256:
+        if run.catalogue_sha256 and run.catalogue_sha256 != items.catalogue.sha256:
             note = "made with another catalogue file than the report's"
         infos.append(
             RunInfo(
-                run_id=run_id,
-                stage=str(row["stage"]),
-                model=str(row["model"]),
-                label=labels[run_id],
-                status=str(row["status"]),
-                smoke=bool(row["smoke"]),
-                label_policy=str(row["label_policy"]),
-                started_at=str(row["started_at"]),
-                ended_at=_text(row["ended_at"]),
-                command=_text(row["command"]),
+                run_id=run.run_id,
+                stage=run.stage,
+                model=run.model,
+                label=labels[run.run_id],
+                status=run.status,
+                smoke=bool(run.smoke),
+                label_policy=run.label_policy,
+                started_at=run.started_at,
+                ended_at=run.ended_at,
+                command=run.command,
                 config=canonical_json(config),
                 seeds=seed_text,
                 catalogue_note=note,
             )
         )
     verdicts = pd.concat([items.image_verdicts, items.response_verdicts], ignore_index=True)
-    rubric = _rubric_versions(store)
+    rubric = {source: ", ".join(v) for source, v in store.rubric_versions().items()}
     # one row per (subject, source): a source's row count is the items it judged
     judged = verdicts["source"].value_counts().sort_index()
     sources = tuple(
@@ -201,14 +185,3 @@ def describe_methods(store: Store, items: Items) -> Methods:
         or "no VLMs",
         versions=", ".join(f"{k} {v}" for k, v in versions.items()),
     )
-
-
-def _rubric_versions(store: Store) -> dict[str, str]:
-    """The rubric versions each source used in the workspace."""
-    rows = store.connection().execute(
-        "SELECT DISTINCT source, rubric_version FROM verdicts WHERE rubric_version IS NOT NULL"
-    )
-    found: dict[str, set[str]] = {}
-    for source, version in rows:
-        found.setdefault(source, set()).add(version)
-    return {source: ", ".join(sorted(v)) for source, v in found.items()}

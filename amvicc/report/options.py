@@ -1,4 +1,4 @@
-"""What a report is asked to show: the options of ``amvicc report`` as one frozen record."""
+"""What a report is asked to show and where it goes: ``amvicc report``'s options, and its summary."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Literal, get_args
 
 from amvicc.catalogue import LabelPolicy
+from amvicc.errors import UserError
 
 MissingPolicy = Literal["fail", "exclude"]
 ReportFormat = Literal["html", "md", "csv", "json"]
@@ -47,6 +48,11 @@ class ReportOptions:
         catalogue: the benchmark file (None: the shipped catalogue).
         labels: score every VLM under this label policy (None: each run's own policy).
         gallery: failing examples shown per model in the HTML report.
+        format: ``html``, ``md``, ``csv`` or ``json`` (see :func:`report_format`).
+        output: where to write it; None: html and json go to ``<store>/report.<format>``
+            (unless ``default_file`` is off), md and csv are only returned.
+        default_file: write html and json to the workspace when ``output`` is None.
+        progress: show a progress bar while the report is computed.
     """
 
     verdicts: str = HUMAN_VERDICTS
@@ -62,3 +68,54 @@ class ReportOptions:
     catalogue: Path | None = None
     labels: LabelPolicy | None = None
     gallery: int = 12
+    format: ReportFormat = "html"
+    output: Path | None = None
+    default_file: bool = True
+    progress: bool = True
+
+
+SUFFIX_FORMATS: dict[str, ReportFormat] = {
+    ".html": "html",
+    ".htm": "html",
+    ".md": "md",
+    ".markdown": "md",
+    ".csv": "csv",
+    ".json": "json",
+}
+
+
+def report_format(chosen: ReportFormat | None, output: Path | None) -> ReportFormat:
+    """The format asked for, else the one ``output``'s suffix names, else HTML.
+
+    Raises:
+        UserError: no format is given and the output's suffix names none.
+    """
+    if chosen is not None:
+        return chosen
+    if output is not None:
+        suffix = output.suffix.lower()
+        if suffix in SUFFIX_FORMATS:
+            return SUFFIX_FORMATS[suffix]
+        raise UserError(
+            f"cannot tell the format from {output}'s suffix; add --format html|md|csv|json"
+        )
+    return "html"
+
+
+@dataclass(frozen=True)
+class ReportSummary:
+    """A written report.
+
+    Attributes:
+        format: the format it is in.
+        text: the whole report.
+        path: the file it was written to (None: only returned, e.g. for standard output).
+    """
+
+    format: ReportFormat
+    text: str
+    path: Path | None
+
+    def lines(self) -> list[str]:
+        """Where the report went."""
+        return [f"wrote {self.path}"] if self.path is not None else []

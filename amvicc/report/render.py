@@ -110,6 +110,8 @@ def _plain(value: Any) -> Any:
 def to_json(report: Report) -> str:
     """The whole report as JSON (NaN as null)."""
     options = asdict(report.options)
+    for where_it_goes in ("output", "default_file", "progress"):  # not how the numbers came
+        options.pop(where_it_goes)
     options["catalogue"] = str(options["catalogue"]) if options["catalogue"] else None
     options["indices"] = sorted(options["indices"]) if options["indices"] is not None else None
     document = {

@@ -1,4 +1,4 @@
-"""The scoring web app: Gradio Blocks over a :class:`~amvicc.score.desk.ScoringDesk`.
+"""The scoring page: Gradio Blocks over a :class:`~amvicc.score.desk.ScoringDesk`.
 
 Screens (tabs): rate images, adjudicate disagreements, audit undecided VLM answers, and
 statistics. Each verdict button commits to the store before the next item shows. Keyboard
@@ -8,8 +8,8 @@ once and remembered by the browser. Everything the handlers need to know about a
 the rater and the subject each screen shows; where a rater resumes is asked of the store, so
 closing the browser or restarting the server loses nothing.
 
-Images are served by one route of this module, ``amvicc/image/<id>?sig=...``: the page names an
-image by its opaque id only (no model, no run, no path of the machine), the signature lets
+Images are served by one route (:meth:`ScoringApp.image_response`, with links from
+:mod:`amvicc.score.links`), ``amvicc/image/<id>?sig=...``: the page names an image by its opaque id only (no model, no run, no path of the machine), the signature lets
 only links the app handed to a rater fetch anything, and only the queues' images are served,
 from inside the workspace. Gradio itself serves no file from disk (``allowed_paths`` is empty
 and the workspace is on its blocked list).
@@ -17,26 +17,22 @@ and the workspace is on its blocked list).
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-import ipaddress
 import json
 import logging
-import secrets
-import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from importlib import resources
 from typing import Any
 
 import gradio as gr
 from starlette.requests import Request
 from starlette.responses import FileResponse, Response
-from starlette.routing import Route
 
 from amvicc.errors import UserError
 from amvicc.score.desk import ScoringDesk, normalise_rater
 from amvicc.score.items import image_file
+from amvicc.score.links import ImageLinks
 from amvicc.score.queue import Direction, Screen
 from amvicc.score.views import (
     SHORTCUTS,
@@ -62,17 +58,13 @@ TAB_LABELS: dict[Screen, str] = {
 BROWSER_STORAGE_KEY = "amvicc-score-rater"
 BROWSER_STORAGE_SECRET = "amvicc-score-rater-name"
 
-CSS = """
-.amvicc-image { display: flex; justify-content: center; align-items: center; min-height: 40vh; }
-.amvicc-image img { width: 100%; max-height: 72vh; object-fit: contain; }
-.amvicc-image img.amvicc-upcoming { display: none; }
-.amvicc-empty, .amvicc-missing { border: 1px dashed var(--border-color-primary); padding: 2em; }
-.amvicc-prompt { margin: 0.3em 0 0.8em; padding-left: 0.8em; border-left: 3px solid var(--border-color-accent); }
-.amvicc-response { white-space: pre-wrap; max-height: 30vh; overflow: auto; }
-.amvicc-keys kbd { border: 1px solid var(--border-color-primary); border-radius: 3px; padding: 0 0.3em; }
-.amvicc-stats table { border-collapse: collapse; margin-bottom: 1em; }
-.amvicc-stats th, .amvicc-stats td { border: 1px solid var(--border-color-primary); padding: 0.2em 0.6em; }
-"""
+
+def _static(name: str) -> str:
+    """A file of ``amvicc/score/static/`` (real CSS and JavaScript, shipped in the wheel)."""
+    return (resources.files("amvicc.score") / "static" / name).read_text(encoding="utf-8")
+
+
+CSS = _static("score.css")
 
 
 def keyboard_script() -> str:
@@ -86,72 +78,8 @@ def keyboard_script() -> str:
         screen: {key: s.action for s in shortcuts for key in s.keys}
         for screen, shortcuts in SHORTCUTS.items()
     }
-    return """() => {
-  const shortcuts = SHORTCUTS;
-  const navigation = new Set(["previous", "next"]);
-  let pending = null;
-  const shown = (el) => el !== null && el.offsetParent !== null;
-  const activeScreen = () =>
-    Object.keys(shortcuts).find((s) => shown(document.getElementById(s + "-details")));
-  const shownItem = (screen) => {
-    const el = document.querySelector("#" + screen + "-details [data-item]");
-    return el ? el.dataset.item : "";
-  };
-  document.addEventListener("keydown", (event) => {
-    if (event.ctrlKey || event.metaKey || event.altKey || event.isComposing) return;
-    const target = event.target;
-    if (target instanceof HTMLElement &&
-        (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName))) {
-      if (event.key === "Escape") target.blur();
-      return;
-    }
-    const screen = activeScreen();
-    if (!screen) return;
-    const action = shortcuts[screen][event.key.length === 1 ? event.key.toLowerCase() : event.key];
-    if (!action) return;
-    event.preventDefault();
-    event.stopPropagation();
-    if (action === "comment") {
-      const box = document.querySelector("#" + screen + "-comment textarea");
-      if (box) box.focus();
-      return;
-    }
-    const button = document.getElementById(screen + "-" + action);
-    if (!shown(button) || button.disabled) return;
-    if (!navigation.has(action)) {
-      const item = shownItem(screen);
-      if (!item) return;
-      if (pending && pending.screen === screen && pending.item === item &&
-          Date.now() - pending.at < 5000) return;
-      pending = {screen: screen, item: item, at: Date.now()};
-    }
-    button.click();
-  }, true);
-}""".replace("SHORTCUTS", json.dumps(table))
-
-
-class ImageLinks:
-    """Signed links to the queues' images: ``amvicc/image/<id>?sig=<hmac>``.
-
-    The key is made when the server starts, so a link only works with the server that handed
-    it out (a reloaded page gets fresh ones).
-    """
-
-    route = "/amvicc/image/{subject}"
-
-    def __init__(self, key: bytes | None = None) -> None:
-        self._key = key or secrets.token_bytes(32)
-
-    def url(self, subject: str) -> str:
-        """The page-relative link to a subject's image."""
-        return f"amvicc/image/{subject}?sig={self._signature(subject)}"
-
-    def valid(self, subject: str, signature: str) -> bool:
-        """Whether a link's signature is one this server made."""
-        return hmac.compare_digest(self._signature(subject), signature)
-
-    def _signature(self, subject: str) -> str:
-        return hmac.new(self._key, subject.encode(), hashlib.sha256).hexdigest()[:32]
+    script = _static("keyboard.js")
+    return script.replace("__SHORTCUTS__", json.dumps(table))
 
 
 @dataclass
@@ -505,86 +433,3 @@ def _shown_to_user() -> Iterator[None]:
         yield
     except UserError as err:
         raise gr.Error(escape(err), print_exception=False) from None
-
-
-@dataclass
-class ScoringServer:
-    """A running scoring app."""
-
-    blocks: gr.Blocks
-    url: str
-
-    def close(self) -> None:
-        """Stop the server."""
-        self.blocks.close()
-
-    def wait(self) -> None:
-        """Serve until interrupted (Ctrl-C), then stop."""
-        try:
-            while self.blocks.is_running:
-                time.sleep(0.5)
-        except KeyboardInterrupt:
-            pass
-        finally:
-            self.close()
-
-
-def serve(
-    desk: ScoringDesk,
-    *,
-    host: str = "127.0.0.1",
-    port: int | None = 7860,
-    auth: Sequence[tuple[str, str]] | None = None,
-    open_browser: bool = False,
-    quiet: bool = False,
-) -> ScoringServer:
-    """Start the scoring app in the background and return it.
-
-    Never opens a share link. Images are served only through :class:`ImageLinks`.
-
-    Raises:
-        UserError: the port is taken.
-    """
-    if not _is_loopback(host) and not auth:
-        log.warning(
-            "serving on %s without --auth: anyone who can reach this address can rate; "
-            "add --auth USER:PASSWORD or --auth-file FILE",
-            host,
-        )
-    app = ScoringApp(desk, login=bool(auth))
-    blocks = app.build()
-    blocks.queue(default_concurrency_limit=16)
-    try:
-        _, url, _ = blocks.launch(
-            server_name=host,
-            server_port=port,
-            share=False,
-            auth=list(auth) if auth else None,
-            auth_message="Sign in with the name and password the study lead gave you.",
-            prevent_thread_lock=True,
-            inbrowser=open_browser,
-            quiet=quiet,
-            show_error=True,
-            allowed_paths=[],
-            blocked_paths=[str(desk.store.root.resolve())],
-            app_kwargs={"routes": [Route(ImageLinks.route, app.image_response)]},
-            js=keyboard_script(),
-            css=CSS,
-            footer_links=[],
-            run_history=False,
-            enable_monitoring=False,
-            mcp_server=False,
-            ssr_mode=False,
-        )
-    except OSError as err:
-        raise UserError(f"cannot listen on {host}:{port} ({err}); choose another --port") from None
-    return ScoringServer(blocks, url)
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False

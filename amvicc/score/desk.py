@@ -162,11 +162,7 @@ class ScoringDesk:
 
     def reload_images(self) -> None:
         """Pick up images stored since the desk opened (cheap when there are none)."""
-        conn = self.store.connection()
-        marker = conn.execute(
-            "SELECT COALESCE(MAX(rowid), 0), (SELECT COUNT(*) FROM runs) FROM images"
-        ).fetchone()
-        marker = (int(marker[0]), int(marker[1]))
+        marker = self.store.images_fingerprint()
         if marker == self._images_marker:
             return
         items = load_image_items(self.store, self.catalogue, self.run_ids)

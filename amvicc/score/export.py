@@ -11,33 +11,17 @@ from __future__ import annotations
 import io
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, get_args
 
 from amvicc.catalogue import Catalogue
+from amvicc.errors import UserError
+from amvicc.score.options import ExportFormat
 from amvicc.store import HUMAN_SOURCE_PREFIXES, Store
 
 if TYPE_CHECKING:
     import pandas as pd
 
-ExportFormat = Literal["csv", "jsonl"]
-EXPORT_FORMATS: tuple[ExportFormat, ...] = ("csv", "jsonl")
-
-EXPORT_QUERY = """
-SELECT v.verdict_id, v.created_at, v.source, v.value, v.comment, v.rubric_version,
-       CASE WHEN v.image_id IS NOT NULL THEN 'image' ELSE 'response' END AS subject,
-       v.image_id, v.response_id,
-       COALESCE(i.run_id, r.run_id) AS subject_run_id,
-       runs.model AS model,
-       COALESCE(i.question_index, r.question_index) AS question_index,
-       i.prompt_kind, COALESCE(i.sample, r.sample) AS sample, r.image_key,
-       v.run_id AS verdict_run_id, v.detail_json,
-       v.verdict_id IN (SELECT verdict_id FROM current_verdicts) AS current
-FROM verdicts v
-LEFT JOIN images i ON i.image_id = v.image_id
-LEFT JOIN responses r ON r.response_id = v.response_id
-LEFT JOIN runs ON runs.run_id = COALESCE(i.run_id, r.run_id)
-ORDER BY v.verdict_id
-"""
+EXPORT_FORMATS: tuple[ExportFormat, ...] = get_args(ExportFormat)
 
 
 def verdicts_export(
@@ -50,8 +34,7 @@ def verdicts_export(
         catalogue: maps question indices to category codes (None leaves ``category`` empty).
         people_only: keep raters, grade sheets and adjudicators; drop programs' verdicts.
     """
-    frame = store.frame(EXPORT_QUERY)
-    frame["current"] = frame["current"].astype(bool)
+    frame = store.verdict_history_frame()
     if people_only:
         frame = frame[frame["source"].str.startswith(HUMAN_SOURCE_PREFIXES)].reset_index(drop=True)
     kinds = [_kind_and_rater(source) for source in frame["source"]]
@@ -87,7 +70,10 @@ def write_export(frame: pd.DataFrame, output: Path | None, fmt: ExportFormat) ->
     if output is None:
         sys.stdout.write(buffer.getvalue())
         return
-    output.parent.mkdir(parents=True, exist_ok=True)
     temporary = output.with_name(f".{output.name}.tmp")
-    temporary.write_text(buffer.getvalue(), encoding="utf-8")
-    temporary.replace(output)
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        temporary.write_text(buffer.getvalue(), encoding="utf-8")
+        temporary.replace(output)
+    except OSError as err:
+        raise UserError(f"cannot write the export to {output}: {err.strerror}") from None

@@ -30,6 +30,7 @@ from amvicc.provenance import derive_seed
 from amvicc.store import (
     ADJUDICATION_PREFIX,
     Store,
+    VerdictRow,
     adjudication_source,
     human_source,
     is_rater_source,
@@ -59,18 +60,6 @@ class Progress:
     total: int
 
 
-@dataclass(frozen=True)
-class VerdictRow:
-    """The columns of a verdict row the queues need."""
-
-    verdict_id: int
-    image_id: str | None
-    response_id: str | None
-    source: str
-    value: str
-    comment: str | None
-
-
 class VerdictFeed:
     """Reads the verdict rows added to the store since the previous poll.
 
@@ -84,24 +73,13 @@ class VerdictFeed:
 
     def poll(self) -> list[VerdictRow]:
         """The new rows, oldest first."""
-        conn = self._store.connection()
-        # Writers are serialised by SQLite, so once verdict id N is visible every smaller id
-        # is committed: reading up to a fixed N never skips a row that commits later.
-        newest = int(
-            conn.execute("SELECT COALESCE(MAX(verdict_id), 0) FROM verdicts").fetchone()[0]
-        )
+        # Reading up to a fixed newest id never skips a row that commits later.
+        newest = self._store.newest_verdict_id()
         if newest <= self._last:
             return []
-        rows = conn.execute(
-            """SELECT verdict_id, image_id, response_id, source, value, comment FROM verdicts
-            WHERE verdict_id > ? AND verdict_id <= ?
-              AND (response_id IS NOT NULL OR source GLOB 'human:*' OR source GLOB 'sheet:*'
-                   OR source GLOB 'adjudication:*')
-            ORDER BY verdict_id""",
-            (self._last, newest),
-        ).fetchall()
+        rows = self._store.verdict_rows_for_rating(self._last, newest)
         self._last = newest
-        return [VerdictRow(*row) for row in rows]
+        return rows
 
 
 class ImageLedger:

@@ -16,7 +16,7 @@ from amvicc.api import ApiSettings
 from amvicc.catalogue import Catalogue
 from amvicc.cli import main
 from amvicc.errors import UserError
-from amvicc.generate import GenerationOptions, generate_images
+from amvicc.generate import GenerationOptions, run_generate
 from amvicc.generate.sink import read_provenance
 from amvicc.store import Store
 from amvicc.testing.fake_openai import FakeOpenAIServer, Fault
@@ -73,7 +73,7 @@ def _image_requests(server: FakeOpenAIServer) -> list[Any]:
 def test_api_images_are_stored_and_the_key_never_is(
     server: FakeOpenAIServer, store: Store, few: Catalogue
 ) -> None:
-    summary = generate_images(_options(server, concurrency=3), store=store, catalogue=few)
+    summary = run_generate(_options(server, concurrency=3), store=store, catalogue=few)
     assert (summary.made, summary.failed, summary.refused, summary.smoke) == (8, 0, 0, False)
     requests = _image_requests(server)
     assert len(requests) == 8
@@ -106,7 +106,7 @@ def test_429_is_retried_after_the_servers_retry_after(
     server: FakeOpenAIServer, store: Store, few: Catalogue
 ) -> None:
     server.inject(Fault.http(429, retry_after=0.3))
-    summary = generate_images(_options(server, limit=1), store=store, catalogue=few)
+    summary = run_generate(_options(server, limit=1), store=store, catalogue=few)
     assert (summary.made, summary.failed) == (1, 0)
     first, second = _image_requests(server)
     assert second.received_at - first.received_at >= 0.25
@@ -116,7 +116,7 @@ def test_5xx_and_timeouts_are_retried(
     server: FakeOpenAIServer, store: Store, few: Catalogue
 ) -> None:
     server.inject(Fault.http(500), Fault.http(503), Fault.hang(2.0))
-    summary = generate_images(
+    summary = run_generate(
         _options(server, limit=4, concurrency=4, timeout=0.5), store=store, catalogue=few
     )
     assert (summary.made, summary.failed) == (4, 0)
@@ -127,14 +127,14 @@ def test_a_refusal_is_recorded_with_its_reason_and_counts_as_done(
     server: FakeOpenAIServer, store: Store, few: Catalogue
 ) -> None:
     server.inject(Fault.refusal("Your request was rejected by the safety system."))
-    summary = generate_images(_options(server, limit=2, concurrency=1), store=store, catalogue=few)
+    summary = run_generate(_options(server, limit=2, concurrency=1), store=store, catalogue=few)
     assert (summary.made, summary.refused, summary.failed) == (1, 1, 0)
     refused = [i for i in store.images(run_id=summary.run_id) if i.status == "refused"]
     assert len(refused) == 1 and refused[0].path is None
     assert refused[0].error == "Your request was rejected by the safety system."
-    again = generate_images(_options(server, limit=2), store=store, catalogue=few)
+    again = run_generate(_options(server, limit=2), store=store, catalogue=few)
     assert (again.made, again.skipped) == (0, 2)
-    forced = generate_images(_options(server, limit=2, force=True), store=store, catalogue=few)
+    forced = run_generate(_options(server, limit=2, force=True), store=store, catalogue=few)
     assert forced.made == 2
     assert {i.status for i in store.images(run_id=summary.run_id)} == {"ok"}
 
@@ -143,7 +143,7 @@ def test_failures_left_after_retries_are_recorded_and_retried_next_run(
     server: FakeOpenAIServer, store: Store, few: Catalogue
 ) -> None:
     server.inject(Fault.http(500), Fault.http(500), Fault.malformed())
-    summary = generate_images(
+    summary = run_generate(
         _options(server, limit=3, concurrency=1, max_retries=1), store=store, catalogue=few
     )
     assert (summary.made, summary.failed) == (1, 2)
@@ -152,7 +152,7 @@ def test_failures_left_after_retries_are_recorded_and_retried_next_run(
         "InternalServerError",
         "JSONDecodeError",
     }
-    resumed = generate_images(_options(server, limit=3), store=store, catalogue=few)
+    resumed = run_generate(_options(server, limit=3), store=store, catalogue=few)
     assert (resumed.made, resumed.skipped, resumed.failed) == (2, 1, 0)
     assert len(store.images(run_id=summary.run_id, current=False)) == 5
 
@@ -172,7 +172,7 @@ def test_concurrency_is_bounded(store: Store, few: Catalogue) -> None:
         return prompt_coloured_png(request)
 
     with FakeOpenAIServer(images=slow_image) as server:
-        summary = generate_images(_options(server, concurrency=3), store=store, catalogue=few)
+        summary = run_generate(_options(server, concurrency=3), store=store, catalogue=few)
     assert summary.made == 8
     assert 2 <= peak <= 3
 
@@ -180,7 +180,7 @@ def test_concurrency_is_bounded(store: Store, few: Catalogue) -> None:
 def test_any_openai_compatible_endpoint_gets_base64_requests(
     server: FakeOpenAIServer, store: Store, few: Catalogue
 ) -> None:
-    summary = generate_images(
+    summary = run_generate(
         _options(server, model="flux-on-my-server", limit=1, extra={"quality": "hd"}),
         store=store,
         catalogue=few,
@@ -281,7 +281,7 @@ def test_local_model_options_are_refused_for_api_models(
     server: FakeOpenAIServer, store: Store, few: Catalogue
 ) -> None:
     with pytest.raises(UserError, match="--steps, --dtype only apply to local models"):
-        generate_images(_options(server, steps=4, dtype="float16"), store=store, catalogue=few)
+        run_generate(_options(server, steps=4, dtype="float16"), store=store, catalogue=few)
     assert not server.requests
 
 
@@ -291,6 +291,6 @@ def test_works_when_called_from_async_code(
     import asyncio
 
     async def from_a_notebook() -> int:
-        return generate_images(_options(server, limit=2), store=store, catalogue=few).made
+        return run_generate(_options(server, limit=2), store=store, catalogue=few).made
 
     assert asyncio.run(from_a_notebook()) == 2

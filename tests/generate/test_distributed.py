@@ -12,7 +12,7 @@ import pytest
 from PIL import Image
 
 from amvicc.catalogue import load_catalogue
-from amvicc.generate import GenerationOptions, generate_images
+from amvicc.generate import GenerationOptions, run_generate
 from amvicc.store import Store
 
 REPO = Path(__file__).resolve().parents[2]
@@ -77,7 +77,7 @@ def test_two_processes_resume_and_share_the_work_without_making_an_image_twice(
     questions = load_catalogue().select(indices=range(1, 4))  # 6 prompts
     workspace = tmp_path / "shared"
     with Store(workspace) as store:  # an earlier, interrupted single-process run made 2
-        generate_images(
+        run_generate(
             GenerationOptions(model="tiny-sd3", limit=2, progress=False),
             store=store,
             catalogue=questions,
@@ -98,7 +98,7 @@ def test_two_processes_resume_and_share_the_work_without_making_an_image_twice(
 
     # The same images as one process alone makes them.
     alone = Store(tmp_path / "alone")
-    generate_images(
+    run_generate(
         GenerationOptions(model="tiny-sd3", progress=False), store=alone, catalogue=questions
     )
     assert alone.images()[0].config_key == rows[0].config_key

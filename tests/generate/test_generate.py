@@ -15,7 +15,7 @@ import torch
 from amvicc.catalogue import Catalogue, load_catalogue
 from amvicc.cli import main
 from amvicc.errors import UserError
-from amvicc.generate import GenerationOptions, generate_images
+from amvicc.generate import GenerationOptions, run_generate
 from amvicc.generate.pipeline import DiffusersBackend, compile_repeated_blocks
 from amvicc.generate.sink import SMOKE_LABEL, read_provenance
 from amvicc.provenance import derive_seed
@@ -29,7 +29,7 @@ def _options(**overrides: Any) -> GenerationOptions:
 
 
 def test_python_api_makes_labelled_images_with_provenance(store: Store, few: Catalogue) -> None:
-    summary = generate_images(_options(), store=store, catalogue=few)
+    summary = run_generate(_options(), store=store, catalogue=few)
     assert (summary.planned, summary.made, summary.skipped, summary.failed) == (8, 8, 0, 0)
     assert summary.smoke and "SMOKE TEST" in summary.line()
     run = store.run(summary.run_id)
@@ -67,14 +67,14 @@ def test_python_api_makes_labelled_images_with_provenance(store: Store, few: Cat
 
 
 def test_rerun_makes_nothing_force_makes_new_rows(store: Store, few: Catalogue) -> None:
-    first = generate_images(_options(limit=4), store=store, catalogue=few)
+    first = run_generate(_options(limit=4), store=store, catalogue=few)
     assert first.made == 4
-    again = generate_images(_options(limit=4), store=store, catalogue=few)
+    again = run_generate(_options(limit=4), store=store, catalogue=few)
     assert (again.made, again.skipped, again.run_id) == (0, 4, first.run_id)
-    wider = generate_images(_options(), store=store, catalogue=few)
+    wider = run_generate(_options(), store=store, catalogue=few)
     assert (wider.made, wider.skipped) == (4, 4)
     old = {i.image_id for i in store.images(run_id=first.run_id)}
-    forced = generate_images(_options(limit=2, force=True), store=store, catalogue=few)
+    forced = run_generate(_options(limit=2, force=True), store=store, catalogue=few)
     assert forced.made == 2
     current = store.images(run_id=first.run_id)
     assert len(current) == 8 and len(store.images(run_id=first.run_id, current=False)) == 10
@@ -85,11 +85,11 @@ def test_hardware_settings_do_not_change_the_configuration(
     tmp_path: Path, few: Catalogue, read_pixels: Pixels
 ) -> None:
     stores = [Store(tmp_path / f"b{size}") for size in (1, 3)]
-    one = generate_images(_options(), store=stores[0], catalogue=few)
-    three = generate_images(_options(batch_size=3), store=stores[1], catalogue=few)
+    one = run_generate(_options(), store=stores[0], catalogue=few)
+    three = run_generate(_options(batch_size=3), store=stores[1], catalogue=few)
     assert one.config_key == three.config_key
     # Same store, other batch size: the images exist already.
-    assert generate_images(_options(batch_size=4), store=stores[0], catalogue=few).made == 0
+    assert run_generate(_options(batch_size=4), store=stores[0], catalogue=few).made == 0
     # One generator per image: the same image whatever the batch it was made in. Batched
     # kernels round floats differently, so a few 8-bit levels may differ by one.
     a, b = read_pixels(stores[0]), read_pixels(stores[1])
@@ -99,7 +99,7 @@ def test_hardware_settings_do_not_change_the_configuration(
         assert difference.max() <= 1 and (difference > 0).mean() < 0.01, slot
     # ...whereas another seed gives other images.
     other = Store(tmp_path / "seed1")
-    generate_images(_options(seed=1), store=other, catalogue=few)
+    run_generate(_options(seed=1), store=other, catalogue=few)
     c = read_pixels(other)
     assert all(np.abs(a[s].astype(int) - c[s].astype(int)).mean() > 5 for s in a)
 
@@ -107,7 +107,7 @@ def test_hardware_settings_do_not_change_the_configuration(
 def test_unet_smoke_model_and_several_samples(
     store: Store, few: Catalogue, read_pixels: Pixels
 ) -> None:
-    summary = generate_images(
+    summary = run_generate(
         _options(model="tiny-sdxl", num_images=2, limit=2, batch_size=4), store=store, catalogue=few
     )
     assert (summary.planned, summary.made) == (4, 4)
@@ -127,8 +127,8 @@ def test_unet_smoke_model_and_several_samples(
 def test_parameters_from_the_command_line_define_a_new_configuration(
     store: Store, few: Catalogue
 ) -> None:
-    base = generate_images(_options(limit=1), store=store, catalogue=few)
-    bigger = generate_images(
+    base = run_generate(_options(limit=1), store=store, catalogue=few)
+    bigger = run_generate(
         _options(limit=1, width=32, height=48, steps=1, guidance=0.0), store=store, catalogue=few
     )
     assert bigger.config_key != base.config_key and bigger.made == 1
@@ -148,12 +148,12 @@ def test_parameters_from_the_command_line_define_a_new_configuration(
 
 
 def test_an_edited_prompt_is_made_again(store: Store, few: Catalogue) -> None:
-    first = generate_images(_options(limit=2), store=store, catalogue=few)
+    first = run_generate(_options(limit=2), store=store, catalogue=few)
     question = few.question(1)
     assert question.implicit_prompt is not None
     reworded = replace(question, implicit_prompt=question.implicit_prompt + " at dusk")
     edited = replace(few, questions=(reworded, *few.questions[1:]))
-    again = generate_images(_options(limit=2), store=store, catalogue=edited)
+    again = run_generate(_options(limit=2), store=store, catalogue=edited)
     assert (again.run_id, again.made, again.skipped) == (first.run_id, 1, 1)
     current = {
         (i.question_index, i.prompt_kind): i.prompt for i in store.images(run_id=first.run_id)
@@ -247,14 +247,14 @@ def test_out_of_memory_suggests_smaller_batches_and_keeps_what_was_made(
 
     monkeypatch.setattr(diffusers.StableDiffusion3Pipeline, "__call__", call_then_run_out)
     with pytest.raises(UserError) as info:
-        generate_images(_options(batch_size=2), store=store, catalogue=few)
+        run_generate(_options(batch_size=2), store=store, catalogue=few)
     message = str(info.value)
     assert "out of memory" in message and "--batch-size 1" in message and "--offload" in message
     (run,) = store.runs()
     assert run.status == "failed" and run.summary["made"] == 2
     assert len(store.images()) == 2
     monkeypatch.setattr(diffusers.StableDiffusion3Pipeline, "__call__", real_call)
-    resumed = generate_images(_options(batch_size=2), store=store, catalogue=few)
+    resumed = run_generate(_options(batch_size=2), store=store, catalogue=few)
     assert (resumed.made, resumed.skipped) == (6, 2)
     assert store.run(resumed.run_id).status == "finished"
 
@@ -265,7 +265,7 @@ def test_missing_weights_name_the_repo_and_how_to_download(
 ) -> None:
     workspace = tmp_path / "ws"
     with Store(workspace) as store:
-        generate_images(_options(limit=2), store=store, catalogue=load_catalogue())
+        run_generate(_options(limit=2), store=store, catalogue=load_catalogue())
     proc = run_cli(
         "--model",
         "sd35",
@@ -307,11 +307,11 @@ def test_an_interrupted_run_is_recorded_and_resumes(
 
     monkeypatch.setattr(diffusers.StableDiffusion3Pipeline, "__call__", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        generate_images(_options(), store=store, catalogue=few)
+        run_generate(_options(), store=store, catalogue=few)
     (run,) = store.runs()
     assert run.status == "interrupted" and len(store.images()) == 2
     monkeypatch.setattr(diffusers.StableDiffusion3Pipeline, "__call__", real_call)
-    assert generate_images(_options(), store=store, catalogue=few).made == 6
+    assert run_generate(_options(), store=store, catalogue=few).made == 6
 
 
 def test_a_damaged_smoke_model_says_how_to_rebuild_it(
@@ -327,7 +327,7 @@ def test_a_damaged_smoke_model_says_how_to_rebuild_it(
         UserError,
         match=f"the smoke model in {re.escape(str(folder))} is damaged.*delete that folder",
     ):
-        generate_images(_options(), store=store, catalogue=few)
+        run_generate(_options(), store=store, catalogue=few)
 
 
 def test_a_pipeline_file_sets_the_scheduler(
@@ -339,8 +339,8 @@ def test_a_pipeline_file_sets_the_scheduler(
     )
     shifted = tmp_path / "shifted.yaml"
     shifted.write_text(base.read_text() + "scheduler:\n  options: {shift: 6.0}\n")
-    plain = generate_images(_options(model=str(base), limit=1), store=store, catalogue=few)
-    other = generate_images(_options(model=str(shifted), limit=1), store=store, catalogue=few)
+    plain = run_generate(_options(model=str(base), limit=1), store=store, catalogue=few)
+    other = run_generate(_options(model=str(shifted), limit=1), store=store, catalogue=few)
     assert plain.config_key != other.config_key
     (record,) = store.images(run_id=other.run_id)
     assert json.loads(record.params_json)["scheduler"] == {"class": None, "options": {"shift": 6.0}}
@@ -352,7 +352,7 @@ def test_a_pipeline_file_sets_the_scheduler(
     with pytest.raises(
         UserError, match=r"field 'scheduler\.class'.* has no scheduler 'NoSuchScheduler'"
     ):
-        generate_images(_options(model=str(wrong), limit=1), store=store, catalogue=few)
+        run_generate(_options(model=str(wrong), limit=1), store=store, catalogue=few)
 
 
 @pytest.mark.parametrize(
@@ -376,5 +376,5 @@ def test_compile_wraps_the_repeated_blocks(model: str, blocks: str) -> None:
 
 def test_an_empty_selection_is_refused(store: Store, catalogue: Catalogue) -> None:
     with pytest.raises(UserError, match="nothing to generate"):
-        generate_images(_options(), store=store, catalogue=catalogue.select(indices=[]))
+        run_generate(_options(), store=store, catalogue=catalogue.select(indices=[]))
     assert not store.runs()

@@ -9,16 +9,17 @@ from pathlib import Path
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from amvicc.answer.engine import SamplingParams
 from amvicc.api import ApiSettings
 from amvicc.catalogue import Catalogue
 from amvicc.cli import main
 from amvicc.judge.methods import decide_rubric
-from amvicc.judge.runner import JudgeOptions, judge_images
+from amvicc.judge.options import JudgeOptions
+from amvicc.judge.runner import run_judge
 from amvicc.report import judge_agreement
 from amvicc.store import Store, VerdictRecord, human_source
 from amvicc.testing.fake_openai import FakeOpenAIServer, Fault, last_user_text
 from amvicc.testing.mmvp_images import reply_by_index
+from amvicc.vlm.engine import SamplingParams
 
 from .conftest import add_generation, text_png
 
@@ -44,12 +45,12 @@ def test_question_judge_closes_the_loop_and_resumes(store: Store, catalogue: Cat
     )
     with FakeOpenAIServer(chat=reply_by_index(QUESTION_REPLIES.__getitem__)) as server:
         server.inject(Fault.http(500), Fault.http(429, retry_after=0.05))
-        summary = judge_images(store, catalogue, _options(run_id, "question", server))
+        summary = run_judge(_options(run_id, "question", server), store=store, catalogue=catalogue)
         assert summary.source == "judge:question:judge-vlm"
         assert summary.images == 4 and summary.skipped == 1  # implicit: rubric only
         assert summary.verdicts == {"correct": 2, "incorrect": 1, "undecided": 1}
         asked = len(server.requests)
-        again = judge_images(store, catalogue, _options(run_id, "question", server))
+        again = run_judge(_options(run_id, "question", server), store=store, catalogue=catalogue)
         assert len(server.requests) == asked  # resumed: nothing asked twice
         assert again.verdicts == summary.verdicts
     verdicts = {v.image_id: v for v in store.verdicts(source="judge:question:judge-vlm")}
@@ -81,7 +82,7 @@ def test_rubric_judge_reads_grades_and_sees_the_rubric(store: Store, catalogue: 
         return reply_by_index(replies.__getitem__)(request)
 
     with FakeOpenAIServer(chat=chat) as server:
-        summary = judge_images(store, catalogue, _options(run_id, "rubric", server))
+        summary = run_judge(_options(run_id, "rubric", server), store=store, catalogue=catalogue)
         prompts = [last_user_text(r.body) for r in server.requests]
     assert summary.verdicts == {"correct": 1, "incorrect": 1, "undecided": 1}
     explicit = next(p for p in prompts if "explicit prompt" in p and "Z key clearly visible" in p)
@@ -118,7 +119,7 @@ def test_ocr_judge_reads_text_images(store: Store, catalogue: Catalogue) -> None
     run_id, ids = add_generation(
         store, catalogue, slots, draw=lambda index, kind: text_png(texts.get(index, ""))
     )
-    summary = judge_images(store, catalogue, _options(run_id, "ocr", None, judge=None))
+    summary = run_judge(_options(run_id, "ocr", None, judge=None), store=store, catalogue=catalogue)
     assert summary.source == "judge:ocr:rapidocr"
     assert summary.images == 4 and summary.skipped == 2  # an implicit image; 1 is not Text
     values = {
@@ -132,7 +133,7 @@ def test_ocr_judge_reads_text_images(store: Store, catalogue: Catalogue) -> None
         92: "incorrect",
     }
     assert "SUGAR" in json.loads(values[277].detail_json)["texts"]
-    again = judge_images(store, catalogue, _options(run_id, "ocr", None, judge=None))
+    again = run_judge(_options(run_id, "ocr", None, judge=None), store=store, catalogue=catalogue)
     assert again.verdicts == summary.verdicts
     assert len(store.verdicts(source=summary.source, current=False)) == 4
 

@@ -12,9 +12,10 @@ from gradio_client import Client
 
 from amvicc.catalogue import Catalogue
 from amvicc.errors import UserError
-from amvicc.score.app import ScoringApp, ScoringServer, keyboard_script, serve
+from amvicc.score.app import ScoringApp, keyboard_script
 from amvicc.score.desk import ScoringDesk
 from amvicc.score.items import image_file
+from amvicc.score.server import ScoringServer, serve
 from amvicc.score.views import SHORTCUTS, escape
 from amvicc.store import ImageRecord, human_source
 

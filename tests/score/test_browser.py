@@ -12,8 +12,8 @@ import pytest
 
 from amvicc.agreement import cohen_kappa
 from amvicc.catalogue import Catalogue
-from amvicc.score.app import ScoringServer, serve
 from amvicc.score.desk import ScoringDesk
+from amvicc.score.server import ScoringServer, serve
 from amvicc.store import Store, adjudication_source, human_source
 
 CHROMIUM = shutil.which("chromium")

@@ -15,9 +15,9 @@ import pytest
 from amvicc.catalogue import Catalogue
 from amvicc.cli import main
 from amvicc.errors import UserError
-from amvicc.score.cli import read_logins
 from amvicc.score.desk import ScoringDesk
 from amvicc.score.export import verdicts_export
+from amvicc.score.logins import read_logins
 from amvicc.store import Store, VerdictRecord, sheet_source
 
 

@@ -10,8 +10,8 @@ from amvicc.score.queue import (
     Order,
     Progress,
     RatingQueue,
-    VerdictRow,
 )
+from amvicc.store import VerdictRow
 
 _ids = iter(range(1, 10_000))
 

@@ -1,0 +1,185 @@
+"""``amvicc answer``: ask a VLM, then grade its replies (the answer and grade stages)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from amvicc.cli.arguments import (
+    add_api_arguments,
+    add_catalogue_arguments,
+    add_judge_arguments,
+    add_local_arguments,
+    add_run_argument,
+    add_selection_arguments,
+    add_store_argument,
+    api_settings,
+    catalogue_from_args,
+    llm_judge_options,
+    local_settings,
+    non_negative_float,
+    open_store,
+    positive_int,
+)
+from amvicc.cli.registry import verb
+
+if TYPE_CHECKING:
+    from amvicc.answer.options import AnswerOptions
+
+
+def _configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--model",
+        required=True,
+        metavar="NAME",
+        help="openai:MODEL, hf:REPO_OR_FOLDER, tiny-llava (smoke test), or any model name "
+        "with --base-url",
+    )
+    images = parser.add_argument_group("images (give one)")
+    source = images.add_mutually_exclusive_group(required=True)
+    source.add_argument(
+        "--images",
+        type=Path,
+        metavar="DIR",
+        help="MMVP images: <index>.jpg|png files, or the Hugging Face snapshot "
+        "('MMVP Images/' beside Questions.csv)",
+    )
+    source.add_argument(
+        "--hf-dataset",
+        metavar="NAME",
+        help="load MMVP's images with `datasets`, e.g. MMVP/MMVP (needs network and "
+        "amvicc[hf-datasets])",
+    )
+    source.add_argument(
+        "--generated",
+        metavar="RUN",
+        help="ask about the images of a generation run instead (the correct answer of an "
+        "explicit image is the option its prompt asked for)",
+    )
+    images.add_argument(
+        "--kind",
+        choices=["explicit", "implicit", "both"],
+        default="explicit",
+        help="with --generated: images of which prompts (default: explicit, the ones with a "
+        "correct answer)",
+    )
+    images.add_argument(
+        "--skip-missing",
+        action="store_true",
+        help="answer the questions whose image is there when some are missing or unreadable",
+    )
+
+    sampling = parser.add_argument_group("prompt and sampling")
+    sampling.add_argument(
+        "--template",
+        type=Path,
+        metavar="FILE",
+        help="jinja2 prompt template (default: the shipped prompts/answer.jinja)",
+    )
+    sampling.add_argument(
+        "--repeats",
+        type=positive_int,
+        default=1,
+        metavar="K",
+        help="samples per question, for mean@k and pass@k (default: 1)",
+    )
+    sampling.add_argument(
+        "--temperature",
+        type=non_negative_float,
+        default=0.0,
+        metavar="T",
+        help="sampling temperature (default: 0, greedy)",
+    )
+    sampling.add_argument(
+        "--max-tokens",
+        type=positive_int,
+        default=512,
+        metavar="N",
+        help="longest reply in tokens (default: 512)",
+    )
+    sampling.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="base seed; each question's seed derives from it (default: 0)",
+    )
+
+    add_api_arguments(parser)
+    add_local_arguments(parser)
+    add_judge_arguments(parser)
+    add_store_argument(parser)
+    add_run_argument(
+        parser, help="name the run (default: answer-<model>-<hash>; the same command resumes it)"
+    )
+    add_selection_arguments(parser)
+    add_catalogue_arguments(parser)
+
+
+@verb(
+    "answer",
+    summary="ask a VLM the MMVP questions about their images, store every reply, grade them",
+    examples=(
+        "amvicc answer --model openai:gpt-4o --images ~/data/MMVP",
+        "amvicc answer --model Qwen/Qwen2.5-VL-7B-Instruct --base-url http://127.0.0.1:8000/v1 "
+        "--images ~/data/MMVP --repeats 5 --temperature 0.7",
+        "amvicc answer --model hf:llava-hf/llava-1.5-7b-hf --images ~/data/MMVP --batch-size 16",
+        "amvicc answer --model tiny-llava --images ~/data/MMVP --index 1-20  # offline smoke test",
+    ),
+    configure=_configure,
+)
+def run(args: argparse.Namespace) -> int:
+    """Answer and store every reply, then grade the run offline.
+
+    Returns:
+        0 when every question has a reply; 1 when some requests failed (they are stored as
+        errors and retried by rerunning the same command).
+    """
+    from amvicc.answer.runner import run_answer
+    from amvicc.grade.llm_judge import open_llm_judge
+    from amvicc.grade.options import GradeOptions
+    from amvicc.grade.runner import run_grade
+
+    catalogue = catalogue_from_args(args)
+    options = answer_options(args)
+    judge_options = llm_judge_options(args)
+    # A bad judge setting fails before any request to the answering model.
+    judge = open_llm_judge(judge_options) if judge_options else None
+    store = open_store(args, create=True)
+    answered = run_answer(options, store=store, catalogue=catalogue)
+    # The whole run is graded, including questions answered by earlier, other selections.
+    graded = run_grade(
+        GradeOptions(run_ids=(answered.run_id,), progress=options.progress),
+        store=store,
+        judge=judge,
+    )
+    for line in [*answered.lines(), *graded.lines()]:
+        print(line)
+    for line in answered.error_lines():
+        print(line, file=sys.stderr)
+    return 1 if answered.failed else 0
+
+
+def answer_options(args: argparse.Namespace) -> AnswerOptions:
+    """The answering stage's options from ``amvicc answer``'s arguments."""
+    from amvicc.answer.options import AnswerOptions
+    from amvicc.vlm.engine import SamplingParams
+
+    return AnswerOptions(
+        model=args.model,
+        images=args.images,
+        hf_dataset=args.hf_dataset,
+        generated=args.generated,
+        kinds=("implicit", "explicit") if args.kind == "both" else (args.kind,),
+        skip_missing=args.skip_missing,
+        template=args.template,
+        repeats=args.repeats,
+        sampling=SamplingParams(args.temperature, args.max_tokens, args.seed),
+        limit=args.limit,
+        api=api_settings(args),
+        local=local_settings(args),
+        run_name=args.run,
+        command=args.command_line,
+        progress=not args.quiet,
+    )

@@ -1,0 +1,58 @@
+"""``amvicc grade``: grade stored replies offline (the work is in :mod:`amvicc.grade`)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from amvicc.cli.arguments import (
+    add_api_arguments,
+    add_judge_arguments,
+    add_run_argument,
+    add_store_argument,
+    llm_judge_options,
+    open_store,
+)
+from amvicc.cli.registry import verb
+
+
+def _configure(parser: argparse.ArgumentParser) -> None:
+    add_store_argument(parser)
+    add_run_argument(
+        parser, help="answer run to grade; repeatable (default: every answer run)", many=True
+    )
+    parser.add_argument(
+        "--catalogue",
+        type=Path,
+        metavar="FILE",
+        help="the catalogue the run used, if it moved (default: the one the run recorded)",
+    )
+    add_judge_arguments(parser)
+    add_api_arguments(parser, endpoint=False)
+
+
+@verb(
+    "grade",
+    summary="grade stored VLM replies offline: extractor, then an LLM judge, then human audit",
+    examples=(
+        "amvicc grade --run answer-openai-gpt-4o-1a2b3c4d",
+        "amvicc grade --judge openai:gpt-4o-mini --judge-mode yesno",
+        "amvicc grade --judge qwen2.5:7b --judge-base-url http://127.0.0.1:11434/v1",
+    ),
+    configure=_configure,
+)
+def run(args: argparse.Namespace) -> int:
+    """Grade the chosen runs and print what each stage decided."""
+    from amvicc.grade.options import GradeOptions
+    from amvicc.grade.runner import run_grade
+
+    options = GradeOptions(
+        run_ids=tuple(args.run) if args.run else None,
+        catalogue=args.catalogue,
+        judge=llm_judge_options(args),
+        progress=not args.quiet,
+    )
+    summary = run_grade(options, store=open_store(args))
+    for line in summary.lines():
+        print(line)
+    return 0

@@ -1,0 +1,67 @@
+"""``amvicc import-grades``: arguments to :class:`~amvicc.imports.ImportGradesOptions`, then the import."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+
+from amvicc.cli.arguments import (
+    add_catalogue_arguments,
+    add_store_argument,
+    label_policy,
+)
+from amvicc.cli.registry import verb
+from amvicc.imports.options import DEFAULT_RATER
+
+log = logging.getLogger(__name__)
+
+
+def _configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("sheet", type=Path, metavar="SHEET.csv", help="the grade sheet (CSV)")
+    parser.add_argument(
+        "--model", required=True, help="the image model the sheet grades, e.g. dalle3"
+    )
+    parser.add_argument(
+        "--rater",
+        default=DEFAULT_RATER,
+        help=f"who graded the sheet (default: {DEFAULT_RATER}); each rater's sheet is one "
+        "vote in the majority",
+    )
+    parser.add_argument(
+        "--dry-run", action="store_true", help="check the sheet and say what would be added"
+    )
+    add_store_argument(parser)
+    add_catalogue_arguments(parser)
+
+
+@verb(
+    "import-grades",
+    summary="import a human grade sheet in AMVICC's format (Y/N per image) for an image model",
+    examples=(
+        "amvicc import-grades dalle3_grades.csv --model dalle3",
+        "amvicc import-grades sd_grades_alice.csv --model sd35 --rater alice",
+    ),
+    configure=_configure,
+)
+def run(args: argparse.Namespace) -> int:
+    """Read, check and import the sheet."""
+    from amvicc.catalogue import load_catalogue
+    from amvicc.imports.grades import run_import_grades
+    from amvicc.imports.options import ImportGradesOptions
+
+    options = ImportGradesOptions(
+        sheet=args.sheet,
+        model=args.model,
+        rater=args.rater,
+        dry_run=args.dry_run,
+        command=args.command_line,
+    )
+    catalogue = load_catalogue(args.catalogue, labels=label_policy(args))
+    # The folder, not an opened store: a sheet with errors, or a dry run, creates nothing.
+    summary = run_import_grades(options, store=args.store, catalogue=catalogue)
+    for warning in summary.warnings:
+        log.warning("%s", warning)
+    for line in summary.lines():
+        print(line)
+    return 0

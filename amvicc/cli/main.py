@@ -1,0 +1,119 @@
+"""The ``amvicc`` command: one verb per stage, also runnable as ``python -m amvicc.<verb>``.
+
+Verbs register themselves with :func:`~amvicc.cli.registry.verb` in light modules (argument
+definitions only; heavy libraries are imported when the verb runs), listed in
+:data:`~amvicc.cli.registry.VERB_MODULES`. A :class:`~amvicc.errors.UserError` becomes one line
+on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import shlex
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+from amvicc import __version__
+from amvicc.cli.registry import load_verbs
+from amvicc.errors import UserError
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """An argparse parser whose errors are one line (no usage dump) and exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print the mistake and how to get help, then exit 2."""
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+# --- entry points ----------------------------------------------------------------------------
+
+
+def build_parser() -> ArgumentParser:
+    """The full ``amvicc`` parser with every verb."""
+    verbs = load_verbs()
+    parser = ArgumentParser(
+        prog="amvicc",
+        description="Profile where image generators and vision-language models fail on the "
+        "same visual concepts (AMVICC / MMVP).",
+        epilog="Each verb also runs as `python -m amvicc.<verb>`; `amvicc VERB --help` shows "
+        "an example.",
+    )
+    parser.add_argument("--version", action="version", version=f"amvicc {__version__}")
+    sub = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
+    for item in verbs.values():
+        verb_parser = sub.add_parser(
+            item.name,
+            help=item.summary,
+            description=item.summary,
+            epilog="example:\n" + "\n".join(f"  {e}" for e in item.examples),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        _add_verbosity(verb_parser)
+        item.configure(verb_parser)
+        verb_parser.set_defaults(_run=item.run, _verb=item.name)
+    return parser
+
+
+def _add_verbosity(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("-v", "--verbose", action="count", default=0, help="more detail")
+    group.add_argument(
+        "-q", "--quiet", action="store_true", help="only warnings and errors; no progress bars"
+    )
+
+
+def _configure_logging(args: argparse.Namespace) -> None:
+    if args.quiet:
+        level = logging.WARNING
+    elif args.verbose:
+        level = logging.DEBUG
+    else:
+        level = logging.INFO
+    logging.basicConfig(level=level, format="%(message)s", stream=sys.stderr, force=True)
+    if args.verbose < 2:
+        # Third-party libraries log at INFO; keep them quiet unless asked with -vv.
+        # openai >= 3 runs on httpx2 / httpcore2.
+        noisy_loggers = ("httpx", "httpx2", "httpcore", "httpcore2", "openai", "urllib3")
+        for noisy in (*noisy_loggers, "diffusers", "transformers"):
+            logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``amvicc`` with ``argv`` (default: the process's arguments).
+
+    Returns:
+        The exit status: 0 success, 1 a check found problems, 2 a usage or input mistake,
+        130 interrupted.
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    # Recorded with each run; API keys never come on the command line, only their env names.
+    args.command_line = shlex.join(["amvicc", *argv])
+    _configure_logging(args)
+    name = args._verb
+    try:
+        status: int = args._run(args)
+    except UserError as err:
+        print(f"amvicc {name}: error: {err}", file=sys.stderr)
+        return err.exit_code
+    except KeyboardInterrupt:
+        print(
+            f"amvicc {name}: interrupted; finished work is saved, rerun the same command to resume",
+            file=sys.stderr,
+        )
+        return 130
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`); exit quietly as Unix tools do.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    return status
+
+
+def run_as_module(name: str) -> NoReturn:
+    """Entry point of ``python -m amvicc.<name>``: the same as ``amvicc <name>``."""
+    raise SystemExit(main([name, *sys.argv[1:]]))

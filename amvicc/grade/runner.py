@@ -1,0 +1,43 @@
+"""The grading stage: grade the chosen answer runs offline, one after the other."""
+
+from __future__ import annotations
+
+from amvicc.errors import UserError
+from amvicc.grade.grading import grade_run, run_catalogue
+from amvicc.grade.llm_judge import LLMJudge, open_llm_judge
+from amvicc.grade.options import GradeOptions, GradeSummary
+from amvicc.store import Store
+
+
+def run_grade(
+    options: GradeOptions, *, store: Store, judge: LLMJudge | None = None
+) -> GradeSummary:
+    """Grade stored replies in three stages: extractor, LLM judge, human audit queue.
+
+    No request goes to the answering model: grading reads the stored replies only.
+
+    Args:
+        options: which runs, which catalogue, which judge.
+        store: the workspace.
+        judge: an already opened judge (default: opened from ``options.judge``), so a caller
+            can check the judge before other work.
+
+    Raises:
+        UserError: no answer run, an unknown run, a catalogue other than the run's, or a judge
+            that cannot be opened.
+    """
+    run_ids = options.run_ids or tuple(r.run_id for r in store.runs(stage="answer"))
+    if not run_ids:
+        raise UserError(f"no answer run in {store.root}; run `amvicc answer` first")
+    runs = [store.run(run_id) for run_id in run_ids]  # unknown names fail before any work
+    if judge is None and options.judge is not None:
+        judge = open_llm_judge(options.judge)
+    graded = []
+    for record in runs:
+        catalogue = run_catalogue(record, options.catalogue)
+        graded.append(
+            grade_run(
+                store, record.run_id, judge=judge, catalogue=catalogue, progress=options.progress
+            )
+        )
+    return GradeSummary(tuple(graded))

@@ -1,0 +1,435 @@
+"""Importing a human grade sheet (``amvicc import-grades``): bring a sheet in AMVICC's format into the workspace.
+
+AMVICC graded images in a spreadsheet, one row per MMVP question::
+
+    ID, Category, Question, Answer Choices, Answer, Implicit Prompt, Correct_im,
+    Explicit Prompt, Correct_ex, Comments
+
+with ``Y`` / ``N`` in ``Correct_im`` and ``Correct_ex``. An import records one rater's
+verdicts on an image model whose images were made elsewhere: an ``import`` run for the model,
+an ``external`` image row for each graded (ID, prompt kind) — with an id derived from the
+model and the slot, so a second sheet (another rater) grades the same images and a second
+import of the same sheet adds nothing — and one verdict per graded cell from the source
+``sheet:<file name>:<rater>``.
+
+Spreadsheet exports are messy, so: white space around headers and cells is stripped; a blank
+verdict cell is a missing verdict (nothing is recorded); a cell that disagrees with the
+catalogue (category, question, options, answer, prompts) is a warning naming its row and
+column, and the verdicts still import; a verdict that is neither ``Y``, ``N`` nor blank is an
+error naming its row and column, and nothing is imported (all of it is one transaction).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import logging
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from amvicc.catalogue import Catalogue, PromptKind, Question
+from amvicc.errors import UserError
+from amvicc.imports.options import ImportGradesOptions, ImportGradesSummary
+from amvicc.provenance import canonical_json
+from amvicc.store import (
+    DATABASE_NAME,
+    ImageRecord,
+    RunSpec,
+    Store,
+    VerdictRecord,
+    sheet_source,
+)
+
+log = logging.getLogger(__name__)
+
+# Canonical column -> the prompt kind its verdicts grade.
+VERDICT_COLUMNS: dict[str, PromptKind] = {"Correct_im": "implicit", "Correct_ex": "explicit"}
+SHEET_COLUMNS = (
+    "ID",
+    "Category",
+    "Question",
+    "Answer Choices",
+    "Answer",
+    "Implicit Prompt",
+    "Correct_im",
+    "Explicit Prompt",
+    "Correct_ex",
+    "Comments",
+)
+SHEET_VALUES = {"Y": "correct", "N": "incorrect"}
+# Outputs of every import run: the images of a model graded elsewhere are one configuration,
+# whichever sheet or rater grades them.
+IMPORT_OUTPUTS = {"source": "grade-sheet", "format": "amvicc"}
+
+_ANSWER = re.compile(r"^\(?\s*([ab])\s*\)?$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class SheetCell:
+    """Where a cell is: the spreadsheet row (the header is row 1), the ID and the column."""
+
+    row: int
+    column: str
+    question_index: int | None = None
+
+    def __str__(self) -> str:
+        where = f"row {self.row}"
+        if self.question_index is not None:
+            where += f" (ID {self.question_index})"
+        return f"{where}, column {self.column}"
+
+
+@dataclass(frozen=True)
+class SheetVerdict:
+    """One graded cell: the question, the prompt kind and the verdict value."""
+
+    question_index: int
+    kind: PromptKind
+    value: str
+    row: int
+    comment: str | None
+
+
+@dataclass(frozen=True)
+class GradeSheet:
+    """A grade sheet read and checked against the catalogue.
+
+    Attributes:
+        name: the file's name (part of the verdicts' source).
+        verdicts: every non-blank verdict cell, in sheet order.
+        warnings: cells that disagree with the catalogue (the verdicts still import).
+        rows: data rows read (blank rows aside).
+        blank: verdict cells left blank (missing verdicts).
+    """
+
+    name: str
+    verdicts: tuple[SheetVerdict, ...]
+    warnings: tuple[str, ...]
+    rows: int
+    blank: int
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    """What an import added to the workspace."""
+
+    run_id: str
+    source: str
+    images_added: int
+    verdicts_added: int
+    verdicts_read: int
+    blank: int
+    warnings: int
+
+
+def read_grade_sheet(path: Path, catalogue: Catalogue) -> GradeSheet:
+    """Read an AMVICC grade sheet and check it against the catalogue.
+
+    Raises:
+        UserError: the file cannot be read, lacks the ID or verdict columns, or has a cell
+            that is not a usable ID or verdict; the message names the first such cell and
+            counts the others.
+    """
+    records = list(_records(path))
+    if not records:
+        raise UserError(
+            f"grade sheet {path} is empty; it needs a header row (ID, ..., Correct_im, ...)"
+        )
+    _, header = records[0]
+    columns = _columns(header, path)
+    errors: list[str] = []
+    warnings: list[str] = []
+    verdicts: list[SheetVerdict] = []
+    seen: dict[int, int] = {}
+    rows = blank = 0
+    for row, record in records[1:]:
+        if not any(cell.strip() for cell in record):
+            continue
+        rows += 1
+        extra = [cell for cell in record[len(header) :] if cell.strip()]
+        if extra:
+            errors.append(
+                f"row {row} has {len(record)} cells, the header has {len(header)}; quote cells "
+                "that contain commas"
+            )
+            continue
+        cells = {name: record[i].strip() if i < len(record) else "" for name, i in columns.items()}
+        question = _question(cells["ID"], row, catalogue, seen, errors)
+        if question is None:
+            continue
+        comment = cells.get("Comments") or None
+        for column, kind in VERDICT_COLUMNS.items():
+            if column not in cells:
+                continue
+            raw = cells[column]
+            if not raw:
+                blank += 1
+                continue
+            value = SHEET_VALUES.get(raw)
+            if value is None:
+                errors.append(
+                    f"{SheetCell(row, column, question.index)}: {raw!r} is not Y, N or blank"
+                )
+                continue
+            verdicts.append(SheetVerdict(question.index, kind, value, row, comment))
+        warnings.extend(_mismatches(cells, question, row))
+    if errors:
+        more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
+        raise UserError(f"grade sheet {path}: {errors[0]}{more}; fix it and import again")
+    return GradeSheet(path.name, tuple(verdicts), tuple(warnings), rows, blank)
+
+
+def import_grade_sheet(
+    store: Store | None,
+    sheet: GradeSheet,
+    catalogue: Catalogue,
+    *,
+    model: str,
+    rater: str,
+    command: str | None = None,
+    dry_run: bool = False,
+) -> ImportResult:
+    """Record a grade sheet's verdicts as one rater's, in one transaction.
+
+    The run, the missing image rows and the new verdicts are committed together or not at
+    all. Nothing is written when the sheet brings nothing new (importing it again), nor on a
+    dry run (``store`` may then be None: a workspace that does not exist yet).
+    """
+    spec = RunSpec(
+        stage="import",
+        model=model,
+        outputs=IMPORT_OUTPUTS,
+        label_policy=catalogue.label_policy,
+        catalogue_sha256=catalogue.sha256,
+        command=command,
+    )
+    source = sheet_source(sheet.name, rater)
+    images, verdicts = _records_for(sheet, catalogue, spec, source)
+    existing = store.existing_image_ids(list(images)) if store else set()
+    latest = store.latest_image_values(source, list(images)) if store else {}
+    new_images = [image for image_id, image in images.items() if image_id not in existing]
+    new_verdicts = [v for v in verdicts if latest.get(v.image_id or "") != v.value]
+    run_exists = store is not None and store.run_exists(spec.run_id)
+    result = ImportResult(
+        run_id=spec.run_id,
+        source=source,
+        images_added=len(new_images),
+        verdicts_added=len(new_verdicts),
+        verdicts_read=len(verdicts),
+        blank=sheet.blank,
+        warnings=len(sheet.warnings),
+    )
+    if store is None or dry_run or (run_exists and not new_images and not new_verdicts):
+        return result
+    summary = {
+        "sheet": sheet.name,
+        "rater": rater,
+        "rows": sheet.rows,
+        "verdicts": len(verdicts),
+        "blank": sheet.blank,
+        "warnings": len(sheet.warnings),
+        "images_added": len(new_images),
+        "verdicts_added": len(new_verdicts),
+    }
+    with store.transaction():
+        store.start_run(spec)
+        store.add_images(new_images)
+        store.add_verdicts(new_verdicts)
+        store.finish_run(spec.run_id, "finished", summary)
+    return result
+
+
+def _records_for(
+    sheet: GradeSheet, catalogue: Catalogue, spec: RunSpec, source: str
+) -> tuple[dict[str, ImageRecord], list[VerdictRecord]]:
+    """The image rows and verdicts a sheet stands for."""
+    images: dict[str, ImageRecord] = {}
+    verdicts: list[VerdictRecord] = []
+    for graded in sheet.verdicts:
+        question = catalogue.question(graded.question_index)
+        image_id = external_image_id(spec.config_key, graded.question_index, graded.kind)
+        images[image_id] = ImageRecord(
+            image_id=image_id,
+            run_id=spec.run_id,
+            config_key=spec.config_key,
+            question_index=graded.question_index,
+            prompt_kind=graded.kind,
+            sample=0,
+            prompt=_prompt(question, graded.kind),
+            seed=None,
+            status="external",
+            params_json=canonical_json({"graded_elsewhere": True}),
+        )
+        verdicts.append(
+            VerdictRecord(
+                source=source,
+                value=graded.value,
+                image_id=image_id,
+                run_id=spec.run_id,
+                comment=graded.comment,
+                detail_json=canonical_json({"sheet": sheet.name, "row": graded.row}),
+            )
+        )
+    return images, verdicts
+
+
+def external_image_id(
+    config_key: str, question_index: int, kind: PromptKind, sample: int = 0
+) -> str:
+    """A stable id for an image graded elsewhere: the same slot always gets the same id."""
+    text = f"{config_key}:{question_index}:{kind}:{sample}"
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+
+def _records(path: Path) -> Iterator[tuple[int, list[str]]]:
+    """CSV records numbered as spreadsheet rows (a cell with a line break stays one row)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise UserError(f"grade sheet {path} does not exist; check the path") from None
+    except IsADirectoryError:
+        raise UserError(f"grade sheet {path} is a folder; give the CSV file") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        # Spreadsheets on Windows export CSV in the ANSI code page.
+        text = data.decode("cp1252", errors="replace")
+        log.warning("%s is not UTF-8; read it as Windows-1252", path)
+    if "\x00" in text:
+        raise UserError(f"grade sheet {path} is not a CSV text file; export the sheet as CSV")
+    yield from enumerate(csv.reader(text.splitlines(keepends=True)), start=1)
+
+
+def _canonical(name: str) -> str:
+    return " ".join(name.split()).casefold()
+
+
+def _columns(header: list[str], path: Path) -> dict[str, int]:
+    """Map the canonical column names to positions, tolerating case and stray spaces."""
+    wanted = {_canonical(name): name for name in SHEET_COLUMNS}
+    found: dict[str, int] = {}
+    for position, cell in enumerate(header):
+        name = wanted.get(_canonical(cell))
+        if name is not None and name not in found:
+            found[name] = position
+    if "ID" not in found or not any(column in found for column in VERDICT_COLUMNS):
+        present = ", ".join(repr(c.strip()) for c in header if c.strip()) or "none"
+        raise UserError(
+            f"grade sheet {path} needs the columns ID and Correct_im and/or Correct_ex "
+            f"(AMVICC's format); its header has {present}"
+        )
+    for column in VERDICT_COLUMNS:
+        if column not in found:
+            log.warning("%s has no %s column; those verdicts stay missing", path, column)
+    return found
+
+
+def _question(
+    raw: str, row: int, catalogue: Catalogue, seen: dict[int, int], errors: list[str]
+) -> Question | None:
+    cell = SheetCell(row, "ID")
+    try:
+        number = float(raw)
+        if not number.is_integer():
+            raise ValueError(raw)
+        index = int(number)
+    except ValueError:
+        errors.append(f"{cell}: {raw!r} is not a question number" if raw else f"{cell}: blank ID")
+        return None
+    if index in seen:
+        errors.append(f"{cell}: ID {index} appears twice (first on row {seen[index]})")
+        return None
+    seen[index] = row
+    try:
+        return catalogue.question(index)
+    except KeyError:
+        errors.append(f"{cell}: ID {index} is not a question of the catalogue {catalogue.source}")
+        return None
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def _mismatches(cells: dict[str, str], question: Question, row: int) -> Iterator[str]:
+    """Warnings for informational cells that disagree with the catalogue."""
+    expected = {
+        "Category": (question.category.code, question.category.name),
+        "Question": (question.text,),
+        "Answer Choices": (question.options_text,),
+        "Implicit Prompt": (question.implicit_prompt or "",),
+        "Explicit Prompt": (question.explicit_prompt or "",),
+    }
+    for column, allowed in expected.items():
+        value = cells.get(column, "")
+        if not value or not allowed[0]:
+            continue
+        if _normal(value) not in {_normal(a) for a in allowed}:
+            yield (
+                f"{SheetCell(row, column, question.index)}: {value!r} does not match the "
+                f"catalogue's {allowed[0]!r}"
+            )
+    answer = cells.get("Answer", "")
+    if answer:
+        match = _ANSWER.match(answer)
+        labels = {question.answer, question.mmvp_answer}
+        if match is None or match.group(1).lower() not in labels:
+            yield (
+                f"{SheetCell(row, 'Answer', question.index)}: {answer!r} does not match the "
+                f"catalogue's '({question.mmvp_answer})'"
+            )
+
+
+def _prompt(question: Question, kind: PromptKind) -> str:
+    text = question.implicit_prompt if kind == "implicit" else question.explicit_prompt
+    return text or ""
+
+
+def run_import_grades(
+    options: ImportGradesOptions, *, store: Store | Path, catalogue: Catalogue
+) -> ImportGradesSummary:
+    """Read and check a grade sheet, then record its verdicts in one transaction.
+
+    Args:
+        options: the sheet, the model it grades and its rater.
+        store: the workspace, or its folder: opened (and created) only once the sheet reads
+            without errors, and never created by a dry run.
+        catalogue: the questions the sheet's IDs refer to.
+
+    Raises:
+        UserError: a blank model or rater, or a sheet with errors (nothing is imported).
+    """
+    rater = options.rater.strip()
+    model = options.model.strip()
+    if not rater or not model:
+        raise UserError("--model and --rater must not be blank")
+    sheet = read_grade_sheet(options.sheet, catalogue)
+    workspace: Store | None = store if isinstance(store, Store) else None
+    if isinstance(store, Path) and (not options.dry_run or (store / DATABASE_NAME).is_file()):
+        workspace = Store(store)
+    result = import_grade_sheet(
+        workspace,
+        sheet,
+        catalogue,
+        model=model,
+        rater=rater,
+        command=options.command,
+        dry_run=options.dry_run,
+    )
+    return ImportGradesSummary(
+        sheet=sheet.name,
+        rows=sheet.rows,
+        verdicts_read=result.verdicts_read,
+        blank=result.blank,
+        warnings=tuple(f"{sheet.name} {w}; the verdicts still import" for w in sheet.warnings),
+        run_id=result.run_id,
+        source=result.source,
+        images_added=result.images_added,
+        verdicts_added=result.verdicts_added,
+        dry_run=options.dry_run,
+    )

@@ -1,0 +1,66 @@
+"""What an import is asked to bring in, and what it reports back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_RATER = "grader"
+
+
+@dataclass(frozen=True)
+class ImportGradesOptions:
+    """Everything ``amvicc import-grades`` takes besides the catalogue and the workspace.
+
+    Attributes:
+        sheet: the grade sheet (CSV in AMVICC's columns).
+        model: the image model the sheet grades, e.g. ``dalle3``.
+        rater: who graded it; each rater's sheet is one vote in the majority.
+        dry_run: check the sheet and count what would be added, writing nothing.
+        command: the command line, recorded with the run.
+    """
+
+    sheet: Path
+    model: str
+    rater: str = DEFAULT_RATER
+    dry_run: bool = False
+    command: str | None = None
+
+
+@dataclass(frozen=True)
+class ImportGradesSummary:
+    """What an import read and added.
+
+    Attributes:
+        sheet: the sheet's file name.
+        rows: data rows read.
+        verdicts_read: non-blank verdict cells.
+        blank: blank verdict cells (missing verdicts).
+        warnings: cells that disagree with the catalogue (their verdicts still import).
+        run_id: the import run.
+        source: the verdicts' source, ``sheet:<file>:<rater>``.
+        images_added: image rows added (or that would be, on a dry run).
+        verdicts_added: verdicts added (or that would be).
+        dry_run: nothing was written.
+    """
+
+    sheet: str
+    rows: int
+    verdicts_read: int
+    blank: int
+    warnings: tuple[str, ...]
+    run_id: str
+    source: str
+    images_added: int
+    verdicts_added: int
+    dry_run: bool
+
+    def lines(self) -> list[str]:
+        """One line for the terminal."""
+        action = "would add" if self.dry_run else "added"
+        return [
+            f"{self.sheet}: {self.rows} rows, {self.verdicts_read} verdicts "
+            f"({self.blank} blank = missing), {len(self.warnings)} warning(s); {action} "
+            f"{self.images_added} image(s) and {self.verdicts_added} verdict(s) to run "
+            f"{self.run_id} as {self.source}"
+        ]

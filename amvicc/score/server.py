@@ -1,0 +1,102 @@
+"""Serving the scoring page: Gradio's server, bound to this machine unless told otherwise."""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import gradio as gr
+from starlette.routing import Route
+
+from amvicc.errors import UserError
+from amvicc.score.app import CSS, ScoringApp, keyboard_script
+from amvicc.score.desk import ScoringDesk
+from amvicc.score.links import ImageLinks
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ScoringServer:
+    """A running scoring app."""
+
+    blocks: gr.Blocks
+    url: str
+
+    def close(self) -> None:
+        """Stop the server."""
+        self.blocks.close()
+
+    def wait(self) -> None:
+        """Serve until interrupted (Ctrl-C), then stop."""
+        try:
+            while self.blocks.is_running:
+                time.sleep(0.5)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            self.close()
+
+
+def serve(
+    desk: ScoringDesk,
+    *,
+    host: str = "127.0.0.1",
+    port: int | None = 7860,
+    auth: Sequence[tuple[str, str]] | None = None,
+    open_browser: bool = False,
+    quiet: bool = False,
+) -> ScoringServer:
+    """Start the scoring app in the background and return it.
+
+    Never opens a share link. Images are served only through :class:`ImageLinks`.
+
+    Raises:
+        UserError: the port is taken.
+    """
+    if not _is_loopback(host) and not auth:
+        log.warning(
+            "serving on %s without --auth: anyone who can reach this address can rate; "
+            "add --auth USER:PASSWORD or --auth-file FILE",
+            host,
+        )
+    app = ScoringApp(desk, login=bool(auth))
+    blocks = app.build()
+    blocks.queue(default_concurrency_limit=16)
+    try:
+        _, url, _ = blocks.launch(
+            server_name=host,
+            server_port=port,
+            share=False,
+            auth=list(auth) if auth else None,
+            auth_message="Sign in with the name and password the study lead gave you.",
+            prevent_thread_lock=True,
+            inbrowser=open_browser,
+            quiet=quiet,
+            show_error=True,
+            allowed_paths=[],
+            blocked_paths=[str(desk.store.root.resolve())],
+            app_kwargs={"routes": [Route(ImageLinks.route, app.image_response)]},
+            js=keyboard_script(),
+            css=CSS,
+            footer_links=[],
+            run_history=False,
+            enable_monitoring=False,
+            mcp_server=False,
+            ssr_mode=False,
+        )
+    except OSError as err:
+        raise UserError(f"cannot listen on {host}:{port} ({err}); choose another --port") from None
+    return ScoringServer(blocks, url)
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

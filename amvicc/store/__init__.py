@@ -1,0 +1,100 @@
+"""The workspace: the database every stage shares, and the only code that speaks SQL to it.
+
+- :mod:`~amvicc.store.schema`: the tables and views, their migrations, the words columns hold;
+- :mod:`~amvicc.store.sources`: who gave a verdict (``human:alice``, ``extractor``, ...);
+- :mod:`~amvicc.store.records`: rows as typed records (runs, images, responses, verdicts);
+- :mod:`~amvicc.store.database`: connections, transactions and migrations;
+- :mod:`~amvicc.store.queries`: the typed reads later stages need (reports, scoring, imports);
+- :mod:`~amvicc.store.workspace`: :class:`Store`, the workspace folder: files, writes, reads.
+
+Other modules import from here (``from amvicc.store import Store``).
+"""
+
+from amvicc.store.queries import SeedRange, VerdictSubject
+from amvicc.store.records import (
+    ImageRecord,
+    ResponseRecord,
+    RunRecord,
+    RunSpec,
+    VerdictRecord,
+    VerdictRow,
+    new_id,
+    slug,
+    utc_now,
+)
+from amvicc.store.schema import (
+    ANSWER_VERDICTS,
+    DATABASE_NAME,
+    DEFAULT_STORE,
+    IMAGE_VERDICTS,
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    AnswerVerdictValue,
+    ImageStatus,
+    ImageVerdictValue,
+    ResponseStatus,
+    RunStatus,
+    Stage,
+)
+from amvicc.store.sources import (
+    ADJUDICATION_PREFIX,
+    EXTRACTOR_SOURCE,
+    HUMAN_PREFIX,
+    HUMAN_SOURCE_PREFIXES,
+    JUDGE_PREFIX,
+    LLM_JUDGE_PREFIX,
+    SHEET_PREFIX,
+    SourceRole,
+    adjudication_source,
+    human_source,
+    image_judge_source,
+    is_human_source,
+    is_rater_source,
+    llm_judge_source,
+    sheet_source,
+    source_role,
+)
+from amvicc.store.workspace import Store
+
+__all__ = [
+    "ADJUDICATION_PREFIX",
+    "ANSWER_VERDICTS",
+    "DATABASE_NAME",
+    "DEFAULT_STORE",
+    "EXTRACTOR_SOURCE",
+    "HUMAN_PREFIX",
+    "HUMAN_SOURCE_PREFIXES",
+    "IMAGE_VERDICTS",
+    "JUDGE_PREFIX",
+    "LLM_JUDGE_PREFIX",
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "SHEET_PREFIX",
+    "AnswerVerdictValue",
+    "ImageRecord",
+    "ImageStatus",
+    "ImageVerdictValue",
+    "ResponseRecord",
+    "ResponseStatus",
+    "RunRecord",
+    "RunSpec",
+    "RunStatus",
+    "SeedRange",
+    "SourceRole",
+    "Stage",
+    "Store",
+    "VerdictRecord",
+    "VerdictRow",
+    "VerdictSubject",
+    "adjudication_source",
+    "human_source",
+    "image_judge_source",
+    "is_human_source",
+    "is_rater_source",
+    "llm_judge_source",
+    "new_id",
+    "sheet_source",
+    "slug",
+    "source_role",
+    "utc_now",
+]

@@ -1,0 +1,360 @@
+"""What the later stages ask the workspace: typed reads for grading, scoring, importing, reports.
+
+Every question a stage puts to the database is a method here, named for what it returns, so
+the SQL (and the rule behind the ``current_*`` views: the newest row per slot wins) stays in
+:mod:`amvicc.store`. Reads that serve pandas code return DataFrames; the others return records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from amvicc.store.database import Database
+from amvicc.store.records import (
+    ImageRecord,
+    ResponseRecord,
+    VerdictRecord,
+    VerdictRow,
+    record_from_row,
+)
+from amvicc.store.sources import HUMAN_SOURCE_PREFIXES
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+VerdictSubject = Literal["image", "response"]
+
+# Ids per ``IN (...)`` list: under SQLite's oldest limit on bound parameters (999).
+CHUNK = 500
+
+# Every verdict row with what it judged (the verdict export; see verdict_history_frame).
+VERDICT_HISTORY_QUERY = """
+SELECT v.verdict_id, v.created_at, v.source, v.value, v.comment, v.rubric_version,
+       CASE WHEN v.image_id IS NOT NULL THEN 'image' ELSE 'response' END AS subject,
+       v.image_id, v.response_id,
+       COALESCE(i.run_id, r.run_id) AS subject_run_id,
+       runs.model AS model,
+       COALESCE(i.question_index, r.question_index) AS question_index,
+       i.prompt_kind, COALESCE(i.sample, r.sample) AS sample, r.image_key,
+       v.run_id AS verdict_run_id, v.detail_json,
+       v.verdict_id IN (SELECT verdict_id FROM current_verdicts) AS current
+FROM verdicts v
+LEFT JOIN images i ON i.image_id = v.image_id
+LEFT JOIN responses r ON r.response_id = v.response_id
+LEFT JOIN runs ON runs.run_id = COALESCE(i.run_id, r.run_id)
+ORDER BY v.verdict_id
+"""
+
+
+@dataclass(frozen=True)
+class SeedRange:
+    """The per-image seeds a run recorded: how many distinct ones, the lowest and highest."""
+
+    count: int
+    low: int
+    high: int
+
+
+class Queries(Database):
+    """The typed reads of a workspace database that stages other than the writers need."""
+
+    # runs
+
+    def run_exists(self, run_id: str) -> bool:
+        """Whether a run with this id is stored.
+
+        :meth:`amvicc.store.Store.run` raises on an unknown id (with the known runs listed);
+        an import asks first, to tell a new sheet from one imported before.
+        """
+        row = self.connection().execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,))
+        return row.fetchone() is not None
+
+    def image_seed_ranges(self, run_ids: Sequence[str]) -> dict[str, SeedRange]:
+        """The seeds each of these runs gave its images, by run id (runs without seeds absent).
+
+        The report's methods section states how images were seeded without listing every seed.
+        """
+        ranges: dict[str, SeedRange] = {}
+        for chunk in _chunks(run_ids):
+            rows = self.connection().execute(
+                "SELECT run_id, COUNT(DISTINCT seed), MIN(seed), MAX(seed) FROM images "
+                f"WHERE seed IS NOT NULL AND run_id IN ({_marks(chunk)}) GROUP BY run_id",
+                chunk,
+            )
+            ranges.update({r[0]: SeedRange(int(r[1]), int(r[2]), int(r[3])) for r in rows})
+        return ranges
+
+    # images and responses
+
+    def existing_image_ids(self, image_ids: Sequence[str]) -> set[str]:
+        """Which of these image ids are stored (in any run, current or superseded).
+
+        An imported grade sheet names its images by derived ids; only the ones not yet stored
+        are added.
+        """
+        found: set[str] = set()
+        for chunk in _chunks(image_ids):
+            rows = self.connection().execute(
+                f"SELECT image_id FROM images WHERE image_id IN ({_marks(chunk)})", chunk
+            )
+            found.update(r[0] for r in rows)
+        return found
+
+    def images_by_id(self, image_ids: Sequence[str]) -> dict[str, ImageRecord]:
+        """The stored images with these ids, by id (unknown ids are absent).
+
+        For the few items a report shows in full (its failure gallery).
+        """
+        found: dict[str, ImageRecord] = {}
+        for chunk in _chunks(image_ids):
+            rows = self.connection().execute(
+                f"SELECT * FROM images WHERE image_id IN ({_marks(chunk)})", chunk
+            )
+            found.update((r["image_id"], record_from_row(ImageRecord, r)) for r in rows)
+        return found
+
+    def responses_by_id(self, response_ids: Sequence[str]) -> dict[str, ResponseRecord]:
+        """The stored responses with these ids, by id (unknown ids are absent).
+
+        For the few answers a report shows in full (its failure gallery).
+        """
+        found: dict[str, ResponseRecord] = {}
+        for chunk in _chunks(response_ids):
+            rows = self.connection().execute(
+                f"SELECT * FROM responses WHERE response_id IN ({_marks(chunk)})", chunk
+            )
+            found.update((r["response_id"], record_from_row(ResponseRecord, r)) for r in rows)
+        return found
+
+    def images_fingerprint(self) -> tuple[int, int]:
+        """A cheap marker that changes whenever an image or a run is added.
+
+        (Newest image row, number of runs): the scoring app polls it on each page and reloads
+        its images only when it changed.
+        """
+        row = (
+            self.connection()
+            .execute("SELECT COALESCE(MAX(rowid), 0), (SELECT COUNT(*) FROM runs) FROM images")
+            .fetchone()
+        )
+        return int(row[0]), int(row[1])
+
+    # verdicts
+
+    def latest_verdicts_on(self, subject_ids: Sequence[str]) -> list[VerdictRecord]:
+        """Each source's latest verdict on each of these images or responses, oldest first.
+
+        The ``current_verdicts`` view restricted to a few subjects, read through the indexes
+        instead of grouping every verdict of the workspace (the report's gallery shows them).
+        """
+        rows: list[VerdictRecord] = []
+        for chunk in _chunks(list(dict.fromkeys(subject_ids)), CHUNK // 2):  # each id twice
+            marks = _marks(chunk)
+            rows += [
+                record_from_row(VerdictRecord, r)
+                for r in self.connection().execute(
+                    f"SELECT * FROM verdicts WHERE image_id IN ({marks}) "
+                    f"OR response_id IN ({marks})",
+                    [*chunk, *chunk],
+                )
+            ]
+        return latest_per_source(sorted(rows, key=_verdict_order))
+
+    def latest_verdicts_by_response(self, run_id: str) -> dict[str, list[VerdictRecord]]:
+        """Each source's latest verdict on each response of a run, oldest first, by response id.
+
+        What grading needs to decide every response of a run: one indexed query on the
+        verdicts table, instead of one pass of the ``current_verdicts`` view per response.
+        """
+        rows = self.connection().execute(
+            "SELECT v.* FROM verdicts v JOIN responses r ON v.response_id = r.response_id "
+            "WHERE r.run_id = ? ORDER BY v.verdict_id",
+            (run_id,),
+        )
+        grouped: dict[str, list[VerdictRecord]] = {}
+        for verdict in latest_per_source(record_from_row(VerdictRecord, r) for r in rows):
+            grouped.setdefault(verdict.response_id or "", []).append(verdict)
+        return grouped
+
+    def latest_image_values(self, source: str, image_ids: Sequence[str]) -> dict[str, str]:
+        """One source's latest verdict value on each of these images (unjudged ones absent).
+
+        An import compares a sheet with what the same sheet said before, to add only changes.
+        """
+        latest: dict[str, str] = {}
+        for chunk in _chunks(image_ids):
+            rows = self.connection().execute(
+                "SELECT image_id, value FROM current_verdicts WHERE source = ? "
+                f"AND image_id IN ({_marks(chunk)})",
+                [source, *chunk],
+            )
+            latest.update({r[0]: r[1] for r in rows})
+        return latest
+
+    def rubric_versions(self) -> dict[str, tuple[str, ...]]:
+        """The rubric versions each verdict source used, sorted, by source.
+
+        The report's methods section names the rubric behind each judge's verdicts.
+        """
+        rows = self.connection().execute(
+            "SELECT DISTINCT source, rubric_version FROM verdicts WHERE rubric_version IS NOT NULL"
+        )
+        found: dict[str, set[str]] = {}
+        for source, version in rows:
+            found.setdefault(source, set()).add(version)
+        return {source: tuple(sorted(versions)) for source, versions in found.items()}
+
+    def newest_verdict_id(self) -> int:
+        """The largest verdict id stored (0 when there are none).
+
+        Verdict ids only grow, and writers are serialised by SQLite, so once id N is visible
+        every smaller id is committed: a reader that follows the verdicts reads up to a fixed
+        N and never skips a row that commits later.
+        """
+        row = self.connection().execute("SELECT COALESCE(MAX(verdict_id), 0) FROM verdicts")
+        return int(row.fetchone()[0])
+
+    def verdict_rows_for_rating(self, after: int, upto: int) -> list[VerdictRow]:
+        """The verdicts that decide who rates what, with ids in ``(after, upto]``, oldest first.
+
+        People's image verdicts (raters, grade sheets, adjudicators) and every answer verdict:
+        what the scoring app's queues follow. Automatic image judges are left out.
+        """
+        people = " OR ".join("source GLOB ?" for _ in HUMAN_SOURCE_PREFIXES)
+        rows = self.connection().execute(
+            "SELECT verdict_id, image_id, response_id, source, value, comment FROM verdicts "
+            f"WHERE verdict_id > ? AND verdict_id <= ? AND (response_id IS NOT NULL OR {people}) "
+            "ORDER BY verdict_id",
+            (after, upto, *(f"{prefix}*" for prefix in HUMAN_SOURCE_PREFIXES)),
+        )
+        return [VerdictRow(*row) for row in rows]
+
+    # DataFrames for analysis, reports and notebooks
+
+    def runs_frame(self, *, stages: Sequence[str] | None = None) -> pd.DataFrame:
+        """One row per run, oldest first; only runs of ``stages`` when given."""
+        if stages is None:
+            return self._frame("SELECT * FROM runs ORDER BY started_at, run_id")
+        return self._frame(
+            f"SELECT * FROM runs WHERE stage IN ({_marks(stages)}) ORDER BY started_at, run_id",
+            stages,
+        )
+
+    def images_frame(self, *, current: bool = True) -> pd.DataFrame:
+        """One row per image, with its run's ``model``, ``stage`` and ``smoke`` flag."""
+        table = "current_images" if current else "images"
+        return self._frame(
+            f"SELECT i.*, r.model, r.smoke FROM {table} i JOIN runs r USING (run_id) "
+            "ORDER BY r.model, i.question_index, i.prompt_kind, i.sample"
+        )
+
+    def responses_frame(self, *, current: bool = True) -> pd.DataFrame:
+        """One row per response, with its run's ``model``, ``label_policy`` and ``smoke``."""
+        table = "current_responses" if current else "responses"
+        return self._frame(
+            f"SELECT x.*, r.model, r.label_policy, r.smoke FROM {table} x "
+            "JOIN runs r USING (run_id) ORDER BY r.model, x.question_index, x.image_key, x.sample"
+        )
+
+    def verdicts_frame(self, *, current: bool = True) -> pd.DataFrame:
+        """One row per verdict (by default each source's latest per subject)."""
+        table = "current_verdicts" if current else "verdicts"
+        return self._frame(f"SELECT * FROM {table} ORDER BY verdict_id")
+
+    def verdict_history_frame(self) -> pd.DataFrame:
+        """Every verdict row, history included, with what it judged; oldest first.
+
+        Columns: the verdict's own (``verdict_id``, ``created_at``, ``source``, ``value``,
+        ``comment``, ``rubric_version``, ``detail_json``, ``verdict_run_id``), its subject
+        (``subject`` is ``image`` or ``response``, ``image_id``, ``response_id``) and the
+        subject's ``subject_run_id``, ``model``, ``question_index``, ``prompt_kind``,
+        ``sample`` and ``image_key``; ``current`` marks each source's latest on its subject.
+        The table ``amvicc score export`` writes.
+        """
+        frame = self._frame(VERDICT_HISTORY_QUERY)
+        frame["current"] = frame["current"].astype(bool)
+        return frame
+
+    def current_image_slots(self, config_keys: Sequence[str]) -> pd.DataFrame:
+        """The current image of each slot of these configurations, as Python objects.
+
+        Columns ``image_id``, ``config_key``, ``question_index``, ``prompt_kind``, ``sample``
+        and ``status``: what a report needs to lay out its items, read without pandas' type
+        conversions so that hundreds of thousands of rows stay fast.
+        """
+        columns = ["image_id", "config_key", "question_index", "prompt_kind", "sample", "status"]
+        return self._object_frame(
+            f"SELECT {', '.join(columns)} FROM current_images "
+            f"WHERE config_key IN ({_marks(config_keys)})",
+            config_keys,
+            columns,
+        )
+
+    def current_response_slots(self, config_keys: Sequence[str], image_key: str) -> pd.DataFrame:
+        """The current response of each slot of these configurations about one image.
+
+        Columns ``response_id``, ``config_key``, ``question_index``, ``sample`` and
+        ``status``, as Python objects (see :meth:`current_image_slots`). A report scores
+        answers about MMVP's own image (``image_key`` ``mmvp``).
+        """
+        columns = ["response_id", "config_key", "question_index", "sample", "status"]
+        return self._object_frame(
+            f"SELECT {', '.join(columns)} FROM current_responses "
+            f"WHERE image_key = ? AND config_key IN ({_marks(config_keys)})",
+            [image_key, *config_keys],
+            columns,
+        )
+
+    def latest_verdict_values(
+        self, subject: VerdictSubject, subject_ids: pd.Series | Sequence[str]
+    ) -> pd.DataFrame:
+        """Each source's latest verdict on these images or responses, oldest first.
+
+        Columns ``subject_id``, ``source``, ``value`` and ``verdict_id``, as Python objects.
+        The rule of the ``current_verdicts`` view (the newest row per subject and source),
+        applied in pandas: on hundreds of thousands of verdicts that is about twice as fast as
+        SQLite's GROUP BY, and a report reads every verdict of its models. Comments and rubric
+        versions are left out; :meth:`latest_verdicts_on` reads them for the few rows shown.
+        """
+        import pandas as pd
+
+        columns = ["subject_id", "source", "value", "verdict_id"]
+        if len(subject_ids) == 0:
+            return pd.DataFrame(columns=columns)
+        column = "image_id" if subject == "image" else "response_id"
+        rows = self._object_frame(
+            f"SELECT {column}, source, value, verdict_id FROM verdicts "
+            f"WHERE {column} IS NOT NULL ORDER BY verdict_id",
+            [],
+            columns,
+        )
+        rows = rows[rows["subject_id"].isin(subject_ids)]
+        return rows.drop_duplicates(["subject_id", "source"], keep="last").reset_index(drop=True)
+
+
+def latest_per_source(verdicts: Iterable[VerdictRecord]) -> list[VerdictRecord]:
+    """Of verdicts given oldest first, each source's latest per subject, oldest first.
+
+    The rule of the ``current_verdicts`` view, for verdicts already read.
+    """
+    latest: dict[tuple[str | None, str | None, str], VerdictRecord] = {}
+    for verdict in verdicts:
+        key = (verdict.image_id, verdict.response_id, verdict.source)
+        latest.pop(key, None)  # re-inserted last: insertion order stays the order of age
+        latest[key] = verdict
+    return list(latest.values())
+
+
+def _verdict_order(verdict: VerdictRecord) -> int:
+    return verdict.verdict_id or 0
+
+
+def _chunks(ids: Sequence[str], size: int = CHUNK) -> Iterator[list[str]]:
+    for start in range(0, len(ids), size):
+        yield list(ids[start : start + size])
+
+
+def _marks(values: Sequence[object]) -> str:
+    return ",".join("?" * len(values))

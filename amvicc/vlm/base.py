@@ -1,0 +1,194 @@
+"""The VLM interface: ask about an image, get the verbatim reply.
+
+Every back end answers :meth:`VLM.ask` asynchronously and returns a :class:`Reply` holding the
+raw body, so the answering engine, the LLM judge and the image judge share one code path. This
+module never imports a back end: :mod:`amvicc.vlm.providers` names them (lazily), so a new
+route is one line there and one module beside this one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import mimetypes
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Literal
+
+SMOKE_WARNING = "is a smoke-test model with random weights: its answers mean nothing"
+
+
+@dataclass(frozen=True)
+class EncodedImage:
+    """An image file's bytes, as sent to a model.
+
+    Attributes:
+        data: the encoded file (JPEG, PNG, ...), unchanged.
+        mime: its media type, e.g. ``image/jpeg``.
+    """
+
+    data: bytes
+    mime: str
+
+    @classmethod
+    def from_path(cls, path: str | Path) -> EncodedImage:
+        """Read an image file; the media type comes from its first bytes."""
+        return cls.from_bytes(Path(path).read_bytes(), filename=str(path))
+
+    @classmethod
+    def from_bytes(cls, data: bytes, *, filename: str | None = None) -> EncodedImage:
+        """Wrap encoded image bytes.
+
+        The media type comes from the bytes' signature, else from ``filename``'s extension.
+        """
+        guessed = mimetypes.guess_type(filename)[0] if filename else None
+        return cls(data, sniff_mime(data) or guessed or "image/png")
+
+    @cached_property
+    def sha256(self) -> str:
+        """The hex SHA-256 of the bytes: the image's identity."""
+        return hashlib.sha256(self.data).hexdigest()
+
+    @property
+    def extension(self) -> str:
+        """A file extension for the media type, e.g. ``.jpg``."""
+        return _EXTENSIONS.get(self.mime, ".img")
+
+    @cached_property
+    def data_url(self) -> str:
+        """The image as a base64 ``data:`` URL (what chat APIs take)."""
+        import base64
+
+        return f"data:{self.mime};base64,{base64.b64encode(self.data).decode('ascii')}"
+
+
+_EXTENSIONS = {
+    "image/jpeg": ".jpg",
+    "image/png": ".png",
+    "image/webp": ".webp",
+    "image/gif": ".gif",
+    "image/bmp": ".bmp",
+}
+
+
+def sniff_mime(data: bytes) -> str | None:
+    """The media type of encoded image bytes from their signature, or None."""
+    if data.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    if data[:6] in (b"GIF87a", b"GIF89a"):
+        return "image/gif"
+    if data.startswith(b"BM"):
+        return "image/bmp"
+    return None
+
+
+ImageLike = EncodedImage | Path | str | bytes
+
+
+def as_image(image: ImageLike | None) -> EncodedImage | None:
+    """Accept an :class:`EncodedImage`, a path or encoded bytes."""
+    if image is None or isinstance(image, EncodedImage):
+        return image
+    if isinstance(image, bytes):
+        return EncodedImage.from_bytes(image)
+    return EncodedImage.from_path(image)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One answer from a model, kept verbatim.
+
+    Attributes:
+        text: the reply text; None when the request failed.
+        raw: the response body exactly as received (an API's JSON; for local models, JSON
+            with the decoded text and token ids); None when nothing came back.
+        prompt_tokens: tokens of the prompt, as the model counted them.
+        completion_tokens: tokens of the reply.
+        latency_s: seconds from sending to receiving, retries included.
+        request: the parameters sent (never the image's bytes or a key).
+        error: why the request failed; None on success.
+        retryable: a failure worth trying again at once (e.g. a malformed body).
+    """
+
+    text: str | None
+    raw: bytes | None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    latency_s: float | None = None
+    request: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    retryable: bool = False
+
+    @property
+    def ok(self) -> bool:
+        """Whether the model answered."""
+        return self.error is None and self.text is not None
+
+
+BackendKind = Literal["openai", "transformers"]
+
+
+class VLM(ABC):
+    """A vision-language model amvicc can ask questions about images.
+
+    Attributes:
+        name: the model as the user named it (recorded with runs).
+        kind: ``openai`` (an API) or ``transformers`` (local).
+        smoke: a random-weight smoke-test model whose answers mean nothing.
+        concurrency: how many :meth:`ask` calls are worth having in flight at once.
+    """
+
+    name: str
+    kind: BackendKind
+    smoke: bool = False
+    concurrency: int = 1
+
+    @abstractmethod
+    async def ask(
+        self,
+        image: ImageLike | None,
+        prompt: str,
+        *,
+        temperature: float = 0.0,
+        max_tokens: int = 512,
+        seed: int | None = None,
+    ) -> Reply:
+        """Ask about one image (or none, for a text-only judge) and return the reply.
+
+        Failures the run should record and retry later come back as a :class:`Reply` with
+        ``error`` set; mistakes no retry can fix (a rejected key, an unknown model) raise
+        :class:`~amvicc.errors.UserError`.
+        """
+
+    def describe(self) -> dict[str, Any]:
+        """What a run records about this back end (no secrets)."""
+        return {"backend": self.kind}
+
+    def outputs(self) -> dict[str, Any]:
+        """Back-end settings that change the replies (part of the run's identity)."""
+        return {}
+
+    async def aclose(self) -> None:
+        """Release connections held by the current event loop."""
+        return None
+
+
+@dataclass(frozen=True)
+class LocalSettings:
+    """How to run a local (transformers) model.
+
+    Attributes:
+        device: ``auto`` (CUDA, then MPS, then CPU), or a torch device such as ``cuda:1``.
+        dtype: ``auto`` (bfloat16 on a GPU, float32 on CPU), ``float32``, ``bfloat16`` or
+            ``float16``.
+        batch_size: questions per ``generate()`` call.
+    """
+
+    device: str = "auto"
+    dtype: str = "auto"
+    batch_size: int = 8

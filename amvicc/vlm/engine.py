@@ -1,0 +1,305 @@
+"""The answering engine: ask a VLM about many images, storing every reply as it arrives.
+
+It takes :class:`WorkItem` s (question, image, rendered prompt, sample), asks with bounded
+concurrency, and stores each reply verbatim with its latency, token counts and request
+parameters before anything parses it. Failures are stored as ``error`` rows (never as wrong
+answers) and retried by the next run; a malformed body is also retried at once. The answering
+stage and the image judge's question-back method both run on it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import queue
+import random
+import sqlite3
+import threading
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from amvicc.api import gather_bounded
+from amvicc.catalogue import Question
+from amvicc.errors import UserError
+from amvicc.provenance import canonical_json, derive_seed
+from amvicc.store import ResponseRecord, RunRecord, Store, new_id
+from amvicc.vlm.base import VLM, EncodedImage, Reply
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
+
+Slot = tuple[int, str, int]
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    """How replies are sampled (part of a run's identity).
+
+    Attributes:
+        temperature: 0 for greedy decoding.
+        max_tokens: the longest reply.
+        seed: the base seed; each item's seed derives from it and the item's slot.
+    """
+
+    temperature: float = 0.0
+    max_tokens: int = 512
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class WorkItem:
+    """One question to ask about one image.
+
+    Attributes:
+        question: the MMVP question.
+        image_key: ``mmvp`` for the benchmark's image, else the generated image's id.
+        image: the image's bytes.
+        prompt: the rendered prompt (stored with the reply).
+        sample: which of the repeated samples this is (0-based).
+        image_id: the generated image's id, if the image is one.
+        input_path: where the image's copy is (or goes) in the workspace; the engine writes the
+            copy there before storing the first reply that refers to it.
+        extra: more to record with the request (e.g. the generated image's prompt kind).
+    """
+
+    question: Question
+    image_key: str
+    image: EncodedImage | None
+    prompt: str
+    sample: int = 0
+    image_id: str | None = None
+    input_path: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def slot(self) -> Slot:
+        """What identifies the item in a run: (question index, image key, sample)."""
+        return (self.question.index, self.image_key, self.sample)
+
+
+@dataclass(frozen=True)
+class EngineResult:
+    """What one pass of the engine did.
+
+    Attributes:
+        records: the final stored record of each item, in input order.
+        errors: items that ended in an error (retried by the next run).
+        error_kinds: how often each error message occurred.
+        seconds: wall time.
+    """
+
+    records: tuple[ResponseRecord, ...]
+    errors: int
+    error_kinds: Counter[str]
+    seconds: float
+
+    @property
+    def answered(self) -> int:
+        """Items that got a reply."""
+        return len(self.records) - self.errors
+
+
+class AnswerEngine:
+    """Asks a VLM about work items and stores each reply in a run.
+
+    Args:
+        store: the workspace.
+        run: the run the replies belong to (its ``config_key`` keys the slots).
+        vlm: the model.
+        sampling: temperature, reply length, base seed.
+        retries: immediate re-asks after a malformed body (HTTP retries are the client's).
+        concurrency: requests in flight; defaults to what the model asks for.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        run: RunRecord,
+        vlm: VLM,
+        sampling: SamplingParams,
+        *,
+        retries: int = 2,
+        concurrency: int | None = None,
+    ) -> None:
+        self.store = store
+        self.run = run
+        self.vlm = vlm
+        self.sampling = sampling
+        self.retries = retries
+        self.concurrency = concurrency or vlm.concurrency
+        self._errors: Counter[str] = Counter()
+        self._progress: tqdm[object] | None = None
+        self._writer: ResponseWriter | None = None
+
+    def pending(self, items: Sequence[WorkItem]) -> list[WorkItem]:
+        """The items without a successful reply in this run's configuration yet."""
+        done = self.store.done_response_slots(self.run.config_key)
+        return [item for item in items if item.slot not in done]
+
+    def item_seed(self, item: WorkItem) -> int:
+        """The item's seed: independent of order, batching and concurrency."""
+        return derive_seed(self.sampling.seed, *item.slot)
+
+    async def answer(
+        self, items: Sequence[WorkItem], *, progress: tqdm[object] | None = None
+    ) -> EngineResult:
+        """Ask about every item; each reply is stored the moment it arrives."""
+        started = time.perf_counter()
+        self._errors = Counter()
+        self._progress = progress
+        if progress is not None:
+            progress.set_postfix_str("errors 0", refresh=False)
+        self._writer = ResponseWriter(self.store)
+        try:
+            records = await gather_bounded(
+                items, self._answer_one, limit=self.concurrency, progress=progress
+            )
+        finally:
+            try:
+                await self.vlm.aclose()
+            finally:
+                self._writer.close()
+        return EngineResult(
+            tuple(records),
+            sum(r.status == "error" for r in records),
+            self._errors,
+            time.perf_counter() - started,
+        )
+
+    def answer_sync(
+        self, items: Sequence[WorkItem], *, progress: tqdm[object] | None = None
+    ) -> EngineResult:
+        """:meth:`answer` from synchronous code."""
+        return asyncio.run(self.answer(items, progress=progress))
+
+    async def _answer_one(self, item: WorkItem) -> ResponseRecord:
+        seed = self.item_seed(item)
+        for attempt in range(self.retries + 1):
+            reply = await self.vlm.ask(
+                item.image,
+                item.prompt,
+                temperature=self.sampling.temperature,
+                max_tokens=self.sampling.max_tokens,
+                seed=seed,
+            )
+            record = self._store(item, reply, seed)
+            if reply.ok or not reply.retryable or attempt == self.retries:
+                break
+            await asyncio.sleep(0.25 * 2**attempt * (1 - 0.25 * random.random()))
+        if record.status == "error":
+            self._errors[record.error or "error"] += 1
+            if self._progress is not None:
+                self._progress.set_postfix_str(f"errors {sum(self._errors.values())}")
+        return record
+
+    def _store(self, item: WorkItem, reply: Reply, seed: int) -> ResponseRecord:
+        request = {"seed": seed, **reply.request, **item.extra}
+        response_id = new_id()
+        record = ResponseRecord(
+            response_id=response_id,
+            run_id=self.run.run_id,
+            config_key=self.run.config_key,
+            question_index=item.question.index,
+            image_key=item.image_key,
+            prompt=item.prompt,
+            status="ok" if reply.ok else "error",
+            sample=item.sample,
+            image_id=item.image_id,
+            input_path=item.input_path,
+            text=reply.text,
+            error=reply.error,
+            latency_s=reply.latency_s,
+            prompt_tokens=reply.prompt_tokens,
+            completion_tokens=reply.completion_tokens,
+            request_json=canonical_json(request),
+            raw_path=None if reply.raw is None else response_file(self.run.run_id, response_id),
+        )
+        assert self._writer is not None
+        copy = (item.input_path, item.image.data) if item.input_path and item.image else None
+        self._writer.submit(record, reply.raw, copy)
+        return record
+
+
+def response_file(run_id: str, response_id: str) -> str:
+    """Where a response's verbatim body is kept, relative to the workspace."""
+    return f"responses/{run_id}/{response_id}.json"
+
+
+# A reply to store: its row, its raw body, and the image copy it refers to (path, bytes).
+_Entry = tuple[ResponseRecord, bytes | None, tuple[str, bytes] | None]
+
+
+class ResponseWriter:
+    """Stores replies from a background thread: files first, then rows, in batches.
+
+    The event loop only queues a reply; a thread writes the image copy (once) and the raw body
+    atomically, then commits the waiting rows in one transaction. A reply is on disk within
+    milliseconds of arriving; a process killed in between loses only the replies still queued,
+    which the next run asks for again (their slots are not done).
+    """
+
+    def __init__(self, store: Store, *, batch: int = 64) -> None:
+        self.store = store
+        self.batch = batch
+        self._queue: queue.SimpleQueue[_Entry | None] = queue.SimpleQueue()
+        self._present: set[str] = set()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(
+            target=self._run, name="amvicc-response-writer", daemon=True
+        )
+        self._thread.start()
+
+    def submit(
+        self, record: ResponseRecord, raw: bytes | None, copy: tuple[str, bytes] | None
+    ) -> None:
+        """Queue a reply (with the image copy it refers to, if any) for storing."""
+        self._raise()
+        self._queue.put((record, raw, copy))
+
+    def close(self) -> None:
+        """Store everything queued, stop the thread, and raise its error if it had one."""
+        self._queue.put(None)
+        self._thread.join()
+        self._raise()
+
+    def _run(self) -> None:
+        while True:
+            entry = self._queue.get()
+            stop = entry is None
+            batch: list[_Entry] = []
+            while entry is not None:
+                batch.append(entry)
+                if len(batch) >= self.batch:
+                    break
+                try:
+                    entry = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                stop = entry is None
+            if batch and self._error is None:
+                try:
+                    self._write(batch)
+                except BaseException as err:  # raised in the event loop by submit() or close()
+                    self._error = err
+            if stop:
+                return
+
+    def _write(self, batch: list[_Entry]) -> None:
+        for record, raw, copy in batch:
+            if copy is not None and copy[0] not in self._present:
+                if not self.store.path(copy[0]).is_file():
+                    self.store.write_file(copy[0], copy[1])
+                self._present.add(copy[0])
+            if raw is not None and record.raw_path is not None:
+                self.store.write_file(record.raw_path, raw)
+        self.store.add_responses([record for record, _, _ in batch])
+
+    def _raise(self) -> None:
+        error = self._error
+        if error is None:
+            return
+        if isinstance(error, OSError | sqlite3.Error):
+            raise UserError(f"cannot store replies in {self.store.root}: {error}") from error
+        raise error

@@ -1,0 +1,214 @@
+"""The deterministic extractor against replies written the way real VLMs write them."""
+
+from __future__ import annotations
+
+import pytest
+
+from amvicc.catalogue import Catalogue
+from amvicc.extract import Extraction, extract_choice, extract_from_options
+
+# (question index, reply, expected choice or None for undecided)
+# 1: (a) Open (b) Closed · 5: (a) Left (b) Right · 7: (a) Towards the camera (b) Away from the
+# camera · 9: (a) Yes (b) No · 117: (a) 1 (b) 2 · 133: (a) OK/SELECT (b) OK · 147: (a) Visible
+# (b) Not visible · 153: (a) One (b) More than one · 201: (a) "Happy Easter" (b) "Happy Easter!"
+# 265: (a) Tied (b) Untied · 271: (a) Shirt (b) T-shirt · 277: (a) SUGAR (b) UGA
+DECIDED = [
+    # bare labels
+    (1, "(a)", "a"),
+    (1, "(b)", "b"),
+    (1, "A", "a"),
+    (1, "b", "b"),
+    (1, "B.", "b"),
+    (1, "  (B)  ", "b"),
+    (1, "Answer: B", "b"),
+    (1, "**B**", "b"),
+    # leading labels with option text
+    (1, "(a) Open", "a"),
+    (1, "A. Open", "a"),
+    (1, "B) Closed", "b"),
+    (5, "**(b) Right**", "b"),
+    (5, "(b) Right. The dog's nose points to the right side of the frame.", "b"),
+    (1, "A. The butterfly's wings are spread open.", "a"),
+    (5, "B, because the dog looks toward the right edge.", "b"),
+    (7, "A - Towards the camera", "a"),
+    (1, "a: open", "a"),
+    # answer statements
+    (1, "Answer: (b) Closed", "b"),
+    (1, "The answer is (a).", "a"),
+    (1, "The correct answer is B.", "b"),
+    (5, "The answer is left.", "a"),
+    (5, "Final answer: right", "b"),
+    (1, "Looking at the wings, they are folded together above the body. Answer: B", "b"),
+    (
+        1,
+        "The options are (a) Open and (b) Closed. The wings are folded, so the answer is (b).",
+        "b",
+    ),
+    (5, "I would choose B.", "b"),
+    (5, "I'd go with (a) Left.", "a"),
+    (7, "The correct option is (a) Towards the camera.", "a"),
+    (1, "Final Answer: \\boxed{A}", "a"),
+    (1, "<think>The wings look spread; maybe open? Let me look again.</think>(a) Open", "a"),
+    (5, "My answer: b", "b"),
+    (7, "Answer: the bus is driving away from the camera.", "b"),
+    # the option's own text
+    (1, "Open", "a"),
+    (1, "Closed.", "b"),
+    (1, "The butterfly's wings are open.", "a"),
+    (7, "Towards the camera", "a"),
+    (7, "The school bus is heading away from the camera.", "b"),
+    (7, "It is coming toward the camera.", "a"),  # towards / toward
+    (5, "The dog is facing left.", "a"),
+    (1, "The wings are open, not closed.", "a"),
+    (147, "Not visible", "b"),
+    (147, "The snake's head is not visible in this picture.", "b"),
+    (147, "The snake's head is clearly visible.", "a"),
+    (153, "There is more than one apple.", "b"),
+    (153, "I count one red apple.", "a"),
+    (117, "I can see two eyes.", "b"),
+    (117, "2", "b"),
+    (133, "The center button says OK/SELECT.", "a"),
+    (133, "It says OK.", "b"),
+    (265, "The shoe is untied.", "b"),
+    (265, "The laces are tied.", "a"),
+    (271, "He is wearing a T-shirt.", "b"),
+    (271, "He wears a button-up shirt.", "a"),
+    (277, "The letters are UGA.", "b"),
+    (277, "The letters read SUGAR.", "a"),
+    (5, "Based on the image, (b) Right.", "b"),
+    (5, "It's probably facing to the right.", "b"),
+    # yes/no questions
+    (9, "Yes", "a"),
+    (9, "No.", "b"),
+    (9, 'Yes, the key "Z" is visible in the bottom row.', "a"),
+    (9, "No, I don't see a Z key on this keyboard.", "b"),
+    (9, "The answer is yes.", "a"),
+    (9, "Answer: No", "b"),
+    (9, "(a) Yes", "a"),
+    (9, "B. No", "b"),
+    (201, '(b) "Happy Easter!"', "b"),
+    (201, "Answer: A", "a"),
+    (201, 'The words are "Happy Easter!".', "b"),
+    (201, 'It reads "Happy Easter".', "a"),
+    # 269: (a) Empty (b) A painting hanging on it -- "A painting" is no label
+    (269, "Answer: A painting hanging on it", "b"),
+    (269, "A painting hanging on it.", "b"),
+    (269, "The wall is empty.", "a"),
+    # longer replies, as chat models write them
+    (1, "The answer is (a) Open, not (b) Closed.", "a"),
+    (1, "(a) Open (b) Closed\nThe answer is (b).", "b"),
+    (1, "Options: (a) Open, (b) Closed. The wings are folded together, so Closed.", "b"),
+    (1, "The answer is not open but closed.", "b"),
+    (1, "The answer is not (a), it is (b).", "b"),
+    (1, "(a) is correct, (b) is not.", "a"),
+    (1, "**Answer:** (b) Closed", "b"),
+    (1, "The correct answer is: (b) Closed", "b"),
+    (1, "Answer: B) Closed", "b"),
+    (1, "(b) Closed is the correct answer.", "b"),
+    (1, "A is incorrect; the answer is B.", "b"),
+    (
+        5,
+        "Based on the image, the dog is facing to the left from the camera's perspective. "
+        "Therefore, the answer is (a) Left.",
+        "a",
+    ),
+    (5, "From the camera's perspective, the dog is facing right.", "b"),
+    (
+        1,
+        "Let's look at each option. Option (a) Open: the wings would be spread. Option (b) "
+        "Closed: the wings would be pressed together. They are pressed together, so the final "
+        "answer is (b).",
+        "b",
+    ),
+    (147, "The snake's head is visible, not hidden.", "a"),
+    (9, "There is no visible 'Z' key in the image. The answer is no.", "b"),
+]
+
+UNDECIDED = [
+    (1, "", "empty"),
+    (1, "   ", "empty"),
+    (1, "(a) or (b)", None),
+    (1, "It could be either open or closed.", "hedge"),
+    (1, "I can't tell from this image.", "hedge"),
+    (1, "I cannot determine whether the wings are open or closed.", "hedge"),
+    (1, "The image is unclear.", "hedge"),
+    (1, "Maybe (a).", "hedge"),
+    (1, "Both options are plausible.", "hedge"),
+    (1, "Neither; the butterfly is not in the picture.", "hedge"),
+    (1, "Open or closed? Hard to say.", None),
+    (1, "Are the wings open or closed?", "no-answer-found"),
+    (1, "The wings are partly open and partly closed.", "both-options"),
+    (1, "(a) Closed", "conflict"),
+    (1, "A. The wings are closed.", "conflict"),
+    (1, "Answer: (a) Closed", "conflict"),
+    (1, "The answer is not (a).", "negated"),
+    (1, "(a) is incorrect.", "negated"),
+    (1, "It is not option A.", "negated"),
+    (1, "The wings are not open.", "no-answer-found"),
+    (1, "The answer is (a). No wait, the answer is (b).", "conflicting-answers"),
+    (1, "(a) Open (b) Closed", None),
+    (1, "Between (a) and (b), I lean to the first.", "both-labels"),
+    (5, "Right, the dog faces left.", "both-options"),
+    (5, "A dog is sitting on the grass.", "no-answer-found"),
+    (5, "The dog is leftover-colored.", "no-answer-found"),  # option text inside another word
+    (9, "There is no Z key.", "no-answer-found"),  # a "no" mid-reply is not read
+    (9, "Yes and no.", None),
+    (9, "(a) No", "conflict"),
+    (153, "The one on the left is red.", "no-answer-found"),
+    (201, "The words say Happy Easter.", "no-answer-found"),  # options differ only in "!"
+    (201, '"Happy Easter" or "Happy Easter!"', "both-options"),
+    (1, "The answer is a black dog.", "no-answer-found"),  # "a" is an article
+    (1, "I'm sorry, I can't see the image.", "hedge"),
+    (1, "<think>The wings look", "unfinished-reasoning"),
+    (1, None, "empty"),
+    (1, "(a) Open (b) Closed", None),
+    (1, "Options: (a) Open, (b) Closed.", None),
+    (1, "Not (a).", "negated"),
+    (1, "(a) is correct. Actually (a) is wrong.", "negated"),
+    (147, "The snake's head is not clearly visible.", "no-answer-found"),
+    (1, "It's difficult to say for sure, but it appears to be open.", "hedge"),
+    (5, "The dog is looking left, with its body turned right.", "both-options"),
+    (153, "There are two apples.", "no-answer-found"),
+    (117, "The cat's left eye is visible.", "no-answer-found"),
+]
+
+
+@pytest.mark.parametrize(("index", "reply", "expected"), DECIDED)
+def test_decided(catalogue: Catalogue, index: int, reply: str, expected: str | None) -> None:
+    result = extract_choice(reply, catalogue.question(index))
+    assert result.choice == expected, result
+
+
+@pytest.mark.parametrize(("index", "reply", "reason"), UNDECIDED)
+def test_undecided(catalogue: Catalogue, index: int, reply: str | None, reason: str | None) -> None:
+    result = extract_choice(reply, catalogue.question(index))
+    assert result.choice is None, result
+    assert result.value == "undecided"
+    if reason is not None:
+        assert result.rule == reason
+
+
+def test_table_is_large_enough() -> None:
+    assert len(DECIDED) + len(UNDECIDED) >= 60
+
+
+def test_rules_are_named(catalogue: Catalogue) -> None:
+    q = catalogue.question(1)
+    assert extract_choice("(b)", q) == Extraction("b", "label-only")
+    assert extract_choice("The answer is (a).", q).rule == "answer-marker"
+    assert extract_choice("A. Open", q).rule == "leading-label"
+    assert extract_choice("Open", q).rule == "option-text"
+    assert extract_choice("Based on the image, (b) Closed.", q).rule == "label-mention"
+    assert extract_choice("Yes.", catalogue.question(9)).rule == "leading-yes-no"
+
+
+def test_options_given_directly() -> None:
+    assert extract_from_options("It points down.", ["Up", "Down"]).choice == "b"
+    with pytest.raises(ValueError, match="two options"):
+        extract_from_options("x", ["only one"])
+
+
+def test_deterministic(catalogue: Catalogue) -> None:
+    q = catalogue.question(5)
+    replies = [r for i, r, _ in DECIDED if i == 5]
+    assert [extract_choice(r, q) for r in replies] == [extract_choice(r, q) for r in replies]

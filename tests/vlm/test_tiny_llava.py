@@ -1,0 +1,103 @@
+"""The local transformers path end to end on the tiny LLaVA smoke model (offline, CPU)."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from amvicc.cli import main
+from amvicc.errors import UserError
+from amvicc.store import EXTRACTOR_SOURCE, Store
+from amvicc.testing.mmvp_images import image_bytes, write_mmvp_images
+from amvicc.vlm import LocalSettings, open_vlm
+from amvicc.vlm.smoke import build_tiny_llava, tiny_llava_path
+from amvicc.vlm.transformers_vlm import TransformersVLM
+
+
+def digests(folder: Path) -> dict[str, str]:
+    return {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.iterdir())
+        if p.is_file()
+    }
+
+
+def test_build_is_deterministic_and_loads_through_from_pretrained(tmp_path: Path) -> None:
+    first = digests(tiny_llava_path())
+    again = tmp_path / "again"
+    again.mkdir()
+    build_tiny_llava(again)
+    second = digests(again)
+    assert first == second
+    assert {"config.json", "model.safetensors", "tokenizer.json", "processor_config.json"} <= set(
+        first
+    )
+    vlm = open_vlm("tiny-llava", local=LocalSettings(device="cpu", batch_size=2))
+    assert isinstance(vlm, TransformersVLM) and vlm.smoke and vlm.name == "tiny-llava"
+    assert type(vlm.model).__name__ == "LlavaForConditionalGeneration"
+    assert type(vlm.processor).__name__ == "LlavaProcessor"
+
+
+def test_batched_generate_matches_one_by_one() -> None:
+    vlm = open_vlm("tiny-llava", local=LocalSettings(device="cpu", batch_size=3))
+    prompts = [f"Is the door open? (a) Open (b) Closed {i}" for i in range(3)]
+
+    async def ask_all(model: TransformersVLM) -> list[str | None]:
+        replies = await asyncio.gather(
+            *(model.ask(image_bytes(i), p, max_tokens=6) for i, p in enumerate(prompts))
+        )
+        return [r.text for r in replies]
+
+    assert isinstance(vlm, TransformersVLM)
+    batched = asyncio.run(ask_all(vlm))
+    vlm.batch_size = 1
+    single = asyncio.run(ask_all(vlm))
+    assert batched == single  # left padding: a batch gives the same greedy replies
+    assert all(isinstance(t, str) for t in batched)
+
+
+def test_answer_with_tiny_llava(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    images = write_mmvp_images(tmp_path / "imgs", range(1, 5))
+    workspace = tmp_path / "ws"
+    args = ["answer", "--model", "tiny-llava", "--images", str(images), "--store", str(workspace),
+            "--index", "1-4", "--max-tokens", "8", "--batch-size", "2", "--device", "cpu"]  # fmt: skip
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    assert "smoke-test model" in captured.err and "smoke-test model" in captured.out
+    with Store(workspace, create=False) as store:
+        (run,) = store.runs()
+        assert run.smoke == 1 and run.model == "tiny-llava"
+        assert run.config["backend"] == "transformers" and run.config["dtype"] == "float32"
+        responses = store.responses()
+        assert len(responses) == 4 and all(r.status == "ok" for r in responses)
+        for response in responses:
+            body = json.loads(store.path(response.raw_path or "").read_bytes())
+            assert body["text"].strip() == response.text and body["token_ids"]
+            assert response.prompt_tokens and response.prompt_tokens > 16  # image tokens included
+            assert response.completion_tokens and response.completion_tokens <= 8
+        graded = store.verdicts(source=EXTRACTOR_SOURCE)
+        assert len(graded) == 4
+    # the same command again: nothing to do
+    assert main(args) == 0
+    with Store(workspace, create=False) as store:
+        assert len(store.responses(current=False)) == 4
+
+
+def test_unknown_local_model_is_one_line(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match=r"cannot load hf:.*config.json"):
+        open_vlm(f"hf:{tmp_path / 'nothing-here'}")
+
+
+def test_processor_needing_torchvision_names_the_extra(tmp_path: Path) -> None:
+    pytest.importorskip("transformers")
+    from transformers import Qwen2VLConfig
+
+    if __import__("importlib.util").util.find_spec("torchvision") is not None:
+        pytest.skip("torchvision is installed here")
+    Qwen2VLConfig().save_pretrained(tmp_path / "qwen")
+    with pytest.raises(UserError, match=r"needs torchvision.*amvicc\[qwen\]"):
+        open_vlm(f"hf:{tmp_path / 'qwen'}")
