@@ -32,6 +32,7 @@ def test_from_python_snippet_runs(
     assert "tiny-sd3" in out and "made 4" in out  # both prompts of both questions
     assert "answered 2/2" in out  # the explicit images, one per question
     assert "graded run" in out and "judge:question:tiny-llava" in out
+    assert "Scoring 4 images (2 raters each)" in out  # the app served, then closed
     assert (tmp_path / "amvicc-runs" / "amvicc.sqlite").is_file()
     report = namespace["report"]
     assert report.format == "md" and "tiny-sd3" in report.text  # type: ignore[attr-defined]
