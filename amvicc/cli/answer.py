@@ -34,8 +34,8 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         "--model",
         required=True,
         metavar="NAME",
-        help="openai:MODEL, hf:REPO_OR_FOLDER, tiny-llava (smoke test), or any model name "
-        "with --base-url",
+        help="openai:MODEL, openrouter:PROVIDER/MODEL (key in OPENROUTER_API_KEY), "
+        "hf:REPO_OR_FOLDER, tiny-llava (smoke test), or any model name with --base-url",
     )
     images = parser.add_argument_group("images (give one)")
     source = images.add_mutually_exclusive_group(required=True)
