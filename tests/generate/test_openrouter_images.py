@@ -238,7 +238,12 @@ def test_done_means_eight_images_and_refusals_recorded_from_the_command_line(
         ([], Fault.http(402), {}, "asks for payment (402"),
         ([], Fault.http(404), {}, "has no model 'google/gemini-2.5-flash-image'"),
         ([], Fault.http(400), {}, "rejected the request for google/gemini-2.5-flash-image"),
-        ([], None, {"OPENROUTER_API_KEY": ""}, "environment variable OPENROUTER_API_KEY is not set"),
+        (
+            [],
+            None,
+            {"OPENROUTER_API_KEY": ""},
+            "environment variable OPENROUTER_API_KEY is not set",
+        ),
     ],
 )
 def test_mistakes_are_one_line_exit_2(
