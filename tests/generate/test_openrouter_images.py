@@ -276,3 +276,15 @@ def test_a_run_records_no_key_even_in_its_failure(
         assert run.status == "failed"
         assert SECRET not in json.dumps(run.config) + run.summary_json
     _no_secret_in(tmp_path / "ws")
+
+
+def test_the_reports_methods_say_seeds_are_not_controllable(
+    server: FakeOpenRouterServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    workspace = tmp_path / "ws"
+    assert main(_cli(server, workspace, "-q", "--index", "1-2")) == 0
+    capsys.readouterr()
+    report = ["report", "--store", str(workspace), "--format", "md", "--bootstrap", "0", "-o", "-"]
+    assert main(report) == 0
+    methods = capsys.readouterr().out.split("Run `generate-openrouter", 1)[1]
+    assert "seeds not controllable: the provider takes no seed" in methods.splitlines()[0]
