@@ -317,12 +317,17 @@ def _excel_records(path: Path, data: bytes) -> list[SourceRecord]:
     records: list[SourceRecord] = []
     for number, row in enumerate(frame.to_dict(orient="records"), start=2):
         fields = {str(k).strip(): (None if pd.isna(v) else v) for k, v in row.items()}
-        # numpy scalars as plain Python values (JSON, comparisons)
-        fields = {k: getattr(v, "item", lambda v=v: v)() for k, v in fields.items()}
+        fields = {k: _plain(v) for k, v in fields.items()}
         if all(v is None or str(v).strip() == "" for v in fields.values()):
             continue
         records.append(SourceRecord(f"row {number}", fields, canonical_json(fields).encode()))
     return records
+
+
+def _plain(value: object) -> object:
+    """A spreadsheet cell as a plain Python value (numpy scalars have ``item``)."""
+    item = getattr(value, "item", None)
+    return item() if callable(item) else value
 
 
 def detect_format(path: Path, records: Sequence[SourceRecord]) -> AnswerFormat:
@@ -732,11 +737,13 @@ def import_answer_file(
     for reply in answers.replies:
         status: ResponseStatus = "ok" if reply.text is not None else "error"
         earlier = current.get((reply.index, 0))
-        if earlier is not None and (earlier.status, earlier.text, earlier.error) == (
+        unchanged = earlier is not None and (earlier.status, earlier.text, earlier.error) == (
             status,
             reply.text,
             reply.error,
-        ):
+        )
+        # A failed request in a later file never hides a reply the run already has.
+        if earlier is not None and (unchanged or (status == "error" and earlier.status == "ok")):
             response_ids[reply.index] = earlier.response_id
             continue
         response_id = new_id()

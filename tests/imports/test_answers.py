@@ -131,6 +131,17 @@ def test_a_later_file_fills_the_missing_questions(tmp_path: Path, catalogue: Cat
     )
     assert (one.missing, one.responses_added) == ((5,), 7)
     assert (two.missing, two.responses_added, two.run_id) == ((), 1, one.run_id)
+    # a third file whose request for question 3 failed keeps the reply the run has
+    lines = [json.loads(line) for line in second.read_text().splitlines()]
+    lines[2]["response"] = "Error: 500 Server Error"
+    failed = tmp_path / "c.jsonl"
+    failed.write_text("\n".join(json.dumps(line) for line in lines))
+    three = run_import_answers(
+        ImportAnswersOptions(file=failed, model="m"), store=workspace, catalogue=few
+    )
+    assert (three.failed, three.responses_added, three.missing) == (1, 0, ())
+    with Store(workspace) as store:
+        assert {r.status for r in store.responses()} == {"ok"}
 
 
 def test_failed_requests_in_amvicc_files_are_errors_not_answers(
