@@ -34,8 +34,8 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         "--model",
         required=True,
         metavar="NAME",
-        help="openai:MODEL, hf:REPO_OR_FOLDER, tiny-llava (smoke test), or any model name "
-        "with --base-url",
+        help="openai:MODEL, openrouter:PROVIDER/MODEL (key in OPENROUTER_API_KEY), "
+        "hf:REPO_OR_FOLDER, tiny-llava (smoke test), or any model name with --base-url",
     )
     images = parser.add_argument_group("images (give one)")
     source = images.add_mutually_exclusive_group(required=True)
@@ -122,6 +122,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     summary="ask a VLM the MMVP questions about their images, store every reply, grade them",
     examples=(
         "amvicc answer --model openai:gpt-4o --images ~/data/MMVP",
+        "amvicc answer --model openrouter:x-ai/grok-4 --images ~/data/MMVP  # OPENROUTER_API_KEY",
         "amvicc answer --model Qwen/Qwen2.5-VL-7B-Instruct --base-url http://127.0.0.1:8000/v1 "
         "--images ~/data/MMVP --repeats 5 --temperature 0.7",
         "amvicc answer --model hf:llava-hf/llava-1.5-7b-hf --images ~/data/MMVP --batch-size 16",

@@ -12,7 +12,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from amvicc.api import DEFAULT_KEY_ENV, ApiSettings
+from amvicc.api import DEFAULT_KEY_ENV, OPENROUTER, STABILITY, ApiSettings
 from amvicc.catalogue import (
     Catalogue,
     LabelPolicy,
@@ -182,7 +182,7 @@ def add_api_arguments(
     defaults: ApiSettings | None = None,
     endpoint: bool = True,
     title: str = "API (OpenAI-compatible servers)",
-) -> None:
+) -> argparse._ArgumentGroup:
     """``--base-url``, ``--api-key-env``, ``--max-connections``, ``--timeout``, ``--max-retries``.
 
     Args:
@@ -190,6 +190,9 @@ def add_api_arguments(
         defaults: the verb's defaults (image APIs are slower than chat ones).
         endpoint: also add the URL and key options (off where another option names them).
         title: the group's heading in ``--help``.
+
+    Returns:
+        The group, for a verb to add its own API options to.
     """
     defaults = defaults or ApiSettings()
     group = parser.add_argument_group(title)
@@ -198,13 +201,14 @@ def add_api_arguments(
             "--base-url",
             metavar="URL",
             help="an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1 (vLLM, Ollama, "
-            "SGLang, OpenRouter); default: OpenAI",
+            "SGLang, OpenRouter); default: OpenAI, or the provider of an openrouter: or "
+            "stability: model",
         )
         group.add_argument(
             "--api-key-env",
-            default=DEFAULT_KEY_ENV,
             metavar="VAR",
-            help=f"environment variable holding the API key (default: {DEFAULT_KEY_ENV}); "
+            help=f"environment variable holding the API key (default: {DEFAULT_KEY_ENV}; "
+            f"{OPENROUTER.key_env} for openrouter:, {STABILITY.key_env} for stability:); "
             "keys are never stored",
         )
     group.add_argument(
@@ -229,13 +233,14 @@ def add_api_arguments(
         help="retries on 429 (honouring Retry-After), 5xx and timeouts, with exponential "
         f"backoff and jitter (default: {defaults.max_retries})",
     )
+    return group
 
 
 def api_settings(args: argparse.Namespace) -> ApiSettings:
     """The API settings :func:`add_api_arguments` collected."""
     return ApiSettings(
         base_url=getattr(args, "base_url", None),
-        api_key_env=getattr(args, "api_key_env", DEFAULT_KEY_ENV),
+        api_key_env=getattr(args, "api_key_env", None),
         max_connections=args.max_connections,
         timeout=args.timeout,
         max_retries=args.max_retries,
@@ -276,7 +281,8 @@ def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--judge",
         metavar="MODEL",
-        help="judge model: openai:MODEL, or any name with --judge-base-url (default: no judge; "
+        help="judge model: openai:MODEL, openrouter:PROVIDER/MODEL, or any name with "
+        "--judge-base-url (default: no judge; "
         "undecided replies go to the human audit queue)",
     )
     group.add_argument(
@@ -291,9 +297,9 @@ def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--judge-api-key-env",
-        default=DEFAULT_KEY_ENV,
         metavar="VAR",
-        help=f"environment variable holding the judge's key (default: {DEFAULT_KEY_ENV})",
+        help=f"environment variable holding the judge's key (default: {DEFAULT_KEY_ENV}; "
+        f"{OPENROUTER.key_env} for an openrouter: judge)",
     )
     group.add_argument(
         "--judge-template",

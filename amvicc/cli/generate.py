@@ -45,8 +45,9 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         "--model",
         required=True,
         metavar="MODEL",
-        help="a name from `amvicc models` (sd35, tiny-sd3, openai:gpt-image-1...), a pipeline "
-        "file, a Hugging Face repo id, a local diffusers folder, or a name at --base-url",
+        help="a name from `amvicc models` (sd35, tiny-sd3, openai:dall-e-3, "
+        "openrouter:google/gemini-2.5-flash-image, stability:sd3.5-large...), a pipeline file, "
+        "a Hugging Face repo id, a local diffusers folder, or a name at --base-url",
     )
     add_store_argument(parser)
     add_run_argument(parser, help="name of the run (default: derived from model and settings)")
@@ -111,7 +112,14 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         help="compile the denoiser's repeated blocks with torch.compile (regional compilation)",
     )
 
-    add_api_arguments(parser, defaults=API_DEFAULTS, title="API models")
+    api = add_api_arguments(parser, defaults=API_DEFAULTS, title="API models")
+    api.add_argument(
+        "--image-api",
+        choices=["images", "chat"],
+        default="images",
+        help="how the server at --base-url makes images: images (OpenAI's /images/generations, "
+        "default) or chat (/chat/completions with image output, OpenRouter's format)",
+    )
 
 
 @verb(
@@ -122,6 +130,8 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         "amvicc generate --model sd35 --categories tx,qc --num-images 4 --batch-size 4",
         "accelerate launch -m amvicc.generate --model sd35 --batch-size 4",
         "amvicc generate --model openai:gpt-image-1 --prompts explicit --max-connections 8",
+        "amvicc generate --model openrouter:google/gemini-2.5-flash-image --num-images 2",
+        "amvicc generate --model stability:sd3.5-large",
     ),
     configure=_configure,
 )
@@ -135,6 +145,7 @@ def run(args: argparse.Namespace) -> int:
         logging.getLogger().setLevel(logging.WARNING)
     options = GenerationOptions(
         model=args.model,
+        image_api=args.image_api,
         kinds=PROMPT_KINDS if args.prompts == "both" else (args.prompts,),
         limit=args.limit,
         num_images=args.num_images,

@@ -37,8 +37,9 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--judge",
         metavar="MODEL",
-        help="the VLM judge for rubric and question: openai:MODEL, hf:REPO_OR_FOLDER, "
-        "tiny-llava (smoke test), or any name with --base-url (ocr uses rapidocr)",
+        help="the VLM judge for rubric and question: openai:MODEL, openrouter:PROVIDER/MODEL, "
+        "hf:REPO_OR_FOLDER, tiny-llava (smoke test), or any name with --base-url (ocr uses "
+        "rapidocr)",
     )
     parser.add_argument(
         "--kind",

@@ -65,11 +65,19 @@ def model_list(
     "image",
     title="Image models (amvicc generate --model NAME)",
     footer="--model also takes a pipeline file (my-model.yaml), a Hugging Face repo id "
-    "(org/name), a local diffusers folder, openai:<name>, or any name served at --base-url.",
+    "(org/name), a local diffusers folder, openai:<name>, openrouter:<provider/model>, or any "
+    "name served at --base-url (--image-api chat for chat-completion image models). API keys "
+    "are read from the variable in the source column (or --api-key-env), never stored.",
 )
 def image_models() -> list[ModelRow]:
-    """The shipped pipeline files and the known API image models."""
-    from amvicc.generate.specs import API_MODELS, shipped_models
+    """The shipped pipeline files and the known API image models, with the key each needs."""
+    from amvicc.api import DEFAULT_KEY_ENV, OPENROUTER, STABILITY
+    from amvicc.generate.specs import (
+        API_MODELS,
+        CHAT_IMAGE_MODELS,
+        STABILITY_MODELS,
+        shipped_models,
+    )
 
     rows = []
     for spec in shipped_models():
@@ -93,9 +101,41 @@ def image_models() -> list[ModelRow]:
                 name=api.name,
                 kind="api",
                 runs_with="OpenAI images API",
-                source=api.api_model,
+                source=f"{api.api_model} ({DEFAULT_KEY_ENV})",
                 defaults=", ".join([api.size, *(f"{k} {v}" for k, v in api.options.items())]),
                 notes=api.description,
+            )
+        )
+    for chat in CHAT_IMAGE_MODELS.values():
+        rows.append(
+            ModelRow(
+                name=chat.name,
+                kind="api",
+                runs_with="chat completions, modalities image+text",
+                source=f"OpenRouter ({OPENROUTER.key_env})",
+                defaults="1 image per request, no seed",
+                notes=chat.description,
+            )
+        )
+    rows.append(
+        ModelRow(
+            name="openrouter:<provider/model>",
+            kind="api",
+            runs_with="chat completions, modalities image+text",
+            source=f"OpenRouter ({OPENROUTER.key_env})",
+            defaults="1 image per request, no seed",
+            notes="any OpenRouter model with image output",
+        )
+    )
+    for stability in STABILITY_MODELS.values():
+        rows.append(
+            ModelRow(
+                name=stability.name,
+                kind="api",
+                runs_with=f"Stability AI REST v2beta ({stability.route})",
+                source=f"api.stability.ai ({STABILITY.key_env})",
+                defaults="1:1, png, per-image seed",
+                notes=stability.description,
             )
         )
     return rows
@@ -109,7 +149,21 @@ def image_models() -> list[ModelRow]:
     "processors need torchvision: pip install 'amvicc[qwen]'.",
 )
 def vision_language_models() -> list[ModelRow]:
-    """How each back end is named, and the smoke-test VLM."""
+    """How each back end is named, AMVICC's eleven VLMs, and the smoke-test VLM."""
+    from amvicc.api import OPENROUTER
+    from amvicc.vlm.openrouter import AMVICC_VLMS
+
+    amvicc = [
+        ModelRow(
+            name=f"openrouter:{model_id}",
+            kind="api",
+            runs_with="OpenRouter chat completions",
+            source=OPENROUTER.key_env,
+            defaults="temperature 0, 512 tokens, 16 connections",
+            notes=f"AMVICC's {label}",
+        )
+        for model_id, label in AMVICC_VLMS.items()
+    ]
     return [
         ModelRow(
             name="openai:<model>",
@@ -119,6 +173,15 @@ def vision_language_models() -> list[ModelRow]:
             defaults="temperature 0, 512 tokens, 16 connections",
             notes="e.g. openai:gpt-4o; images sent as base64 data URLs",
         ),
+        ModelRow(
+            name="openrouter:<provider/model>",
+            kind="api",
+            runs_with="OpenRouter chat completions",
+            source=f"{OPENROUTER.key_env} or --api-key-env",
+            defaults="temperature 0, 512 tokens, 16 connections",
+            notes="one key for many providers; --base-url overrides openrouter.ai",
+        ),
+        *amvicc,
         ModelRow(
             name="hf:<repo or folder>",
             kind="local",

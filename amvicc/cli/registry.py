@@ -22,6 +22,7 @@ VERB_MODULES: dict[str, str] = {
     "judge": "amvicc.cli.judge",
     "score": "amvicc.cli.score",
     "import-grades": "amvicc.cli.import_grades",
+    "import-answers": "amvicc.cli.import_answers",
     "report": "amvicc.cli.report",
     "demo": "amvicc.cli.demo",
 }

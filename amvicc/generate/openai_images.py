@@ -10,13 +10,9 @@ request (bad key, unknown model, bad parameter) stops the run with one line.
 
 from __future__ import annotations
 
-import asyncio
 import base64
-import io
 import logging
-import urllib.request
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -26,9 +22,14 @@ from amvicc.errors import UserError
 from amvicc.generate.distributed import ProcessLayout
 from amvicc.generate.options import GenerationOptions
 from amvicc.generate.plan import ImageJob
+from amvicc.generate.remote import (
+    SEEDS_NOT_CONTROLLABLE,
+    RemoteBackend,
+    decode_image,
+    fetch_image_url,
+)
 from amvicc.generate.sink import ImageSink
 from amvicc.generate.specs import ApiModelSpec
-from amvicc.provenance import package_versions
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -41,44 +42,33 @@ OPENAI_ENDPOINT = "https://api.openai.com/v1"
 REFUSAL_CODES = frozenset({"content_policy_violation", "moderation_blocked"})
 
 
-class ApiImageBackend:
+class ApiImageBackend(RemoteBackend):
     """Makes images by calling an OpenAI-compatible images endpoint."""
 
-    # The images API takes no seed: the derived seed is not recorded as if it were used.
-    seeded = False
-
     def __init__(self, spec: ApiModelSpec, options: GenerationOptions, layout: ProcessLayout):
+        super().__init__(
+            spec.name,
+            options,
+            layout,
+            advice="use --option KEY=VALUE for request parameters such as quality",
+        )
         self.spec = spec
-        self.options = options
-        self.layout = layout
-        self.smoke = False
-        local_only = {
-            "--steps": options.steps,
-            "--guidance": options.guidance,
-            "--dtype": options.dtype,
-            "--revision": options.revision,
-            "--offload": options.offload,
-            "--compile": options.compile or None,
-        }
-        given = [flag for flag, value in local_only.items() if value is not None]
-        if given:
-            raise UserError(
-                f"{', '.join(given)} only apply to local models; {spec.name} is an API model "
-                "(use --option KEY=VALUE for request parameters such as quality)"
-            )
         self.size = self._size()
         self.request_options = {**spec.options, **options.extra}
         self.api = replace(options.api, base_url=spec.base_url)
         self.endpoint = spec.base_url or OPENAI_ENDPOINT
-        self.outputs: dict[str, Any] = {
+        self.outputs = {
             "backend": "openai-images",
             "endpoint": self.endpoint,
             "api_model": spec.api_model,
             "size": self.size,
             "options": self.request_options,
         }
-        self.settings: dict[str, Any] = {"api": self.api.public(), "processes": layout.count}
-        self.params: dict[str, Any] = {}
+        self.settings = {
+            "api": self.api.public(),
+            "processes": layout.count,
+            "seeds": SEEDS_NOT_CONTROLLABLE,
+        }
 
     def _size(self) -> str:
         options = self.options
@@ -97,35 +87,7 @@ class ApiImageBackend:
         """The model as one log line."""
         return f"{self.spec.name}: {self.spec.api_model} at {self.endpoint}, {self.size}"
 
-    def load(self) -> None:
-        """Check that the key is set before any request is sent.
-
-        Raises:
-            UserError: the key's environment variable is empty.
-        """
-        self.api.api_key()
-        self.params = {
-            **self.outputs,
-            "smoke_test": False,
-            "process": f"{self.layout.index}/{self.layout.count}",
-            "versions": package_versions(),
-        }
-
-    def generate(self, jobs: Sequence[ImageJob], sink: ImageSink, *, batch_size: int) -> None:
-        """Request every job's image, at most ``concurrency`` at a time (one image each).
-
-        ``batch_size`` is not used: requests are concurrent rather than batched.
-        """
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            asyncio.run(self._generate(jobs, sink))
-            return
-        # Called from async code (a notebook, a web app): run the requests' own loop beside it.
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            pool.submit(asyncio.run, self._generate(jobs, sink)).result()
-
-    async def _generate(self, jobs: Sequence[ImageJob], sink: ImageSink) -> None:
+    async def _run(self, jobs: Sequence[ImageJob], sink: ImageSink) -> None:
         async with self.api.async_client() as client:
             await gather_bounded(
                 jobs, partial(self._one, client, sink), limit=self.api.max_connections
@@ -154,7 +116,7 @@ class ApiImageBackend:
             ) from None
         except (openai.AuthenticationError, openai.PermissionDeniedError) as err:
             raise UserError(
-                f"{self.endpoint} refused the API key in {self.api.api_key_env} "
+                f"{self.endpoint} refused the API key in {self.api.key_env} "
                 f"({err.status_code}: {_message(err)}); check the key and its access to "
                 f"{self.spec.api_model}"
             ) from None
@@ -176,8 +138,6 @@ class ApiImageBackend:
         sink.save(job, image, **details)
 
     async def _image(self, response: Any) -> tuple[Image.Image, dict[str, Any]]:
-        from PIL import Image
-
         data = response.data or []
         if not data:
             raise ValueError("empty data")
@@ -185,19 +145,12 @@ class ApiImageBackend:
         if item.b64_json:
             raw = base64.b64decode(item.b64_json)
         elif item.url:
-            raw = await asyncio.to_thread(_download, item.url, self.api.timeout)
+            raw = await fetch_image_url(item.url, self.api.timeout)
         else:
             raise ValueError("neither b64_json nor url")
-        image = Image.open(io.BytesIO(raw))
-        image.load()
+        image = decode_image(raw)
         details = {"revised_prompt": item.revised_prompt} if item.revised_prompt else {}
         return image, details
-
-
-def _download(url: str, timeout: float) -> bytes:
-    with urllib.request.urlopen(url, timeout=timeout) as reply:
-        data: bytes = reply.read()
-    return data
 
 
 def _message(err: Exception) -> str:

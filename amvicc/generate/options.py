@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from amvicc.api import ApiSettings
 from amvicc.catalogue import PROMPT_KINDS, PromptKind
+from amvicc.generate.specs import ImageApi
 
 Offload = Literal["model", "sequential"]
 # Image APIs take longer per request than chat ones, and rate-limit sooner.
@@ -21,8 +22,11 @@ class GenerationOptions:
     Model parameters left as None take the pipeline file's defaults.
 
     Attributes:
-        model: a shipped name, a pipeline file, a repo id or folder, ``openai:<name>``, or a
-            name served at ``base_url``.
+        model: a shipped name, a pipeline file, a repo id or folder, ``openai:<name>``,
+            ``openrouter:<provider/model>``, ``stability:<model>``, or a name served at
+            ``api.base_url``.
+        image_api: how a server at ``api.base_url`` makes images: ``images`` (OpenAI's images
+            endpoint) or ``chat`` (chat completions with image output).
         kinds: which prompts of each question to render.
         limit: only the first ``limit`` prompts of the selection (each with ``num_images``).
         num_images: samples per prompt (for mean@k / pass@k).
@@ -48,6 +52,7 @@ class GenerationOptions:
     """
 
     model: str
+    image_api: ImageApi = "images"
     kinds: tuple[PromptKind, ...] = PROMPT_KINDS
     limit: int | None = None
     num_images: int = 1

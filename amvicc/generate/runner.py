@@ -15,13 +15,15 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 from amvicc.catalogue import Catalogue
+from amvicc.generate.chat_images import ChatImageBackend
 from amvicc.generate.distributed import ProcessLayout, current_layout
 from amvicc.generate.openai_images import ApiImageBackend
 from amvicc.generate.options import GenerationOptions, GenerationSummary
 from amvicc.generate.pipeline import DiffusersBackend
 from amvicc.generate.plan import jobs_to_do, plan_jobs, shard
 from amvicc.generate.sink import SMOKE_LABEL, Counts, ImageSink
-from amvicc.generate.specs import ApiModelSpec, resolve_model
+from amvicc.generate.specs import ApiModelSpec, ChatImageSpec, StabilitySpec, resolve_model
+from amvicc.generate.stability import StabilityBackend
 from amvicc.store import RunSpec, RunStatus, Store
 
 if TYPE_CHECKING:
@@ -29,7 +31,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-Backend = DiffusersBackend | ApiImageBackend
+Backend = DiffusersBackend | ApiImageBackend | ChatImageBackend | StabilityBackend
 
 
 def make_backend(options: GenerationOptions, layout: ProcessLayout) -> Backend:
@@ -38,9 +40,13 @@ def make_backend(options: GenerationOptions, layout: ProcessLayout) -> Backend:
     Raises:
         UserError: the model is unknown or the options do not suit it.
     """
-    spec = resolve_model(options.model, base_url=options.api.base_url)
+    spec = resolve_model(options.model, base_url=options.api.base_url, image_api=options.image_api)
     if isinstance(spec, ApiModelSpec):
         return ApiImageBackend(spec, options, layout)
+    if isinstance(spec, ChatImageSpec):
+        return ChatImageBackend(spec, options, layout)
+    if isinstance(spec, StabilitySpec):
+        return StabilityBackend(spec, options, layout)
     return DiffusersBackend(spec, options, layout)
 
 

@@ -75,9 +75,21 @@ class ImageSink:
         self.seeded = seeded
         self.counts = Counts()
 
-    def save(self, job: ImageJob, image: Image.Image, **details: Any) -> ImageRecord:
-        """Store a made image; ``details`` (e.g. a revised prompt) join its parameters."""
+    def save(
+        self, job: ImageJob, image: Image.Image, *, seed: int | None = None, **details: Any
+    ) -> ImageRecord:
+        """Store a made image; ``details`` (e.g. a revised prompt) join its parameters.
+
+        Args:
+            job: the slot the image fills.
+            image: the image.
+            seed: the seed the model reports it used, when it differs from the job's (an API
+                whose seeds have a narrower range); None records the job's seed (or none, for
+                a model that takes no seed).
+            details: per-image parameters, e.g. the text a chat model sent with the image.
+        """
         image_id = new_id()
+        used_seed = seed if seed is not None else (job.seed if self.seeded else None)
         params = {**self.params, **details} if details else self.params
         provenance = canonical_json(
             {
@@ -90,12 +102,12 @@ class ImageSink:
                 "prompt_kind": job.prompt.kind,
                 "sample": job.sample,
                 "prompt": job.prompt.text,
-                "seed": job.seed if self.seeded else None,
+                "seed": used_seed,
                 "params": params,
             }
         )
         record = self.store.add_image(
-            self._record(job, image_id, "ok", None, params),
+            self._record(job, image_id, "ok", None, params, seed=used_seed),
             encode_png(image, provenance, job.prompt.text, smoke=self.smoke),
         )
         self.counts.made += 1
@@ -124,6 +136,8 @@ class ImageSink:
         status: Literal["ok", "failed", "refused"],
         error: str | None,
         params: Mapping[str, Any],
+        *,
+        seed: int | None = None,
     ) -> ImageRecord:
         return ImageRecord(
             image_id=image_id,
@@ -133,7 +147,7 @@ class ImageSink:
             prompt_kind=job.prompt.kind,
             sample=job.sample,
             prompt=job.prompt.text,
-            seed=job.seed if self.seeded else None,
+            seed=seed if seed is not None else (job.seed if self.seeded else None),
             status=status,
             error=error,
             params_json=self.params_json if params is self.params else canonical_json(params),

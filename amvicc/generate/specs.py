@@ -5,7 +5,9 @@ A local model is one small YAML file in ``pipelines/`` (shipped, or any path giv
 repository id, a local folder, or a smoke-test builder) and the defaults the model was made
 for (steps, guidance, size, dtype, scheduler options). ``--model`` also takes a repository id or
 a folder directly (the pipeline class is then read from its ``model_index.json``), and API
-models as ``openai:<name>`` or any name served at ``--base-url``.
+models: ``openai:<name>`` (OpenAI's images endpoint), ``openrouter:<provider/model>`` (chat
+completions with image output), ``stability:<model>`` (Stability AI's REST API), or any name
+served at ``--base-url`` (an images endpoint, or chat completions with ``--image-api chat``).
 
 Only PyYAML is imported here, so ``amvicc models`` and ``--help`` stay fast.
 """
@@ -128,7 +130,55 @@ class ApiModelSpec:
     description: str = ""
 
 
-ModelSpec = DiffusersModelSpec | ApiModelSpec
+@dataclass(frozen=True)
+class ChatImageSpec:
+    """An image model behind chat completions with image output (OpenRouter's wire format).
+
+    The prompt goes as the user message with ``"modalities": ["image", "text"]``; the image
+    comes back as a data URL in ``choices[0].message.images``.
+
+    Attributes:
+        name: the name as the user gave it (``openrouter:google/gemini-2.5-flash-image``).
+        api_model: the ``model`` sent to the endpoint.
+        base_url: the endpoint; None for the preset's (OpenRouter's).
+        preset: ``openrouter`` for ``openrouter:`` names (endpoint, key variable, headers);
+            None for any OpenAI-compatible server chosen with ``--image-api chat``.
+        options: further request parameters (e.g. ``image_config``).
+        description: one line for ``amvicc models``.
+    """
+
+    name: str
+    api_model: str
+    base_url: str | None = None
+    preset: str | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class StabilitySpec:
+    """An image model behind Stability AI's REST API (``/v2beta/stable-image/generate/...``).
+
+    Attributes:
+        name: the name as the user gave it (``stability:sd3.5-large``).
+        route: the last part of the endpoint path: ``sd3``, ``ultra`` or ``core``.
+        api_model: the ``model`` form field (the ``sd3`` route only); None for the others.
+        base_url: the API's root; None for Stability AI's.
+        description: one line for ``amvicc models``.
+    """
+
+    name: str
+    route: str
+    api_model: str | None = None
+    base_url: str | None = None
+    description: str = ""
+
+
+ModelSpec = DiffusersModelSpec | ApiModelSpec | ChatImageSpec | StabilitySpec
+ImageApi = Literal["images", "chat"]
+IMAGE_APIS: tuple[str, ...] = get_args(ImageApi)
+OPENROUTER_PREFIX = "openrouter:"
+STABILITY_PREFIX = "stability:"
 
 # OpenAI's image models; any other ``openai:<name>`` is sent as is with generic defaults.
 API_MODELS: dict[str, ApiModelSpec] = {
@@ -153,6 +203,57 @@ API_MODELS: dict[str, ApiModelSpec] = {
 }
 
 
+# Chat-completion image models with a shipped description; any other openrouter:<name> works
+# the same way with generic defaults.
+CHAT_IMAGE_MODELS: dict[str, ChatImageSpec] = {
+    spec.name: spec
+    for spec in (
+        ChatImageSpec(
+            name="openrouter:google/gemini-2.5-flash-image",
+            api_model="google/gemini-2.5-flash-image",
+            preset="openrouter",
+            description="Google Gemini 2.5 Flash Image via OpenRouter (OPENROUTER_API_KEY); "
+            "no seed",
+        ),
+    )
+}
+
+# Stability AI's hosted text-to-image models.
+STABILITY_MODELS: dict[str, StabilitySpec] = {
+    spec.name: spec
+    for spec in (
+        StabilitySpec(
+            name="stability:sd3.5-large",
+            route="sd3",
+            api_model="sd3.5-large",
+            description="Stable Diffusion 3.5 Large, hosted (STABILITY_API_KEY)",
+        ),
+        StabilitySpec(
+            name="stability:sd3.5-large-turbo",
+            route="sd3",
+            api_model="sd3.5-large-turbo",
+            description="Stable Diffusion 3.5 Large Turbo, hosted (STABILITY_API_KEY)",
+        ),
+        StabilitySpec(
+            name="stability:sd3.5-medium",
+            route="sd3",
+            api_model="sd3.5-medium",
+            description="Stable Diffusion 3.5 Medium, hosted (STABILITY_API_KEY)",
+        ),
+        StabilitySpec(
+            name="stability:ultra",
+            route="ultra",
+            description="Stable Image Ultra (STABILITY_API_KEY)",
+        ),
+        StabilitySpec(
+            name="stability:core",
+            route="core",
+            description="Stable Image Core (STABILITY_API_KEY)",
+        ),
+    )
+}
+
+
 def pipelines_dir() -> Path:
     """The folder of shipped pipeline files."""
     return resource_dir("pipelines")
@@ -165,7 +266,7 @@ def shipped_model_names() -> tuple[str, ...]:
 
 def known_model_names() -> tuple[str, ...]:
     """Every name ``--model`` knows without a path: pipeline files, then API models."""
-    return (*shipped_model_names(), *API_MODELS)
+    return (*shipped_model_names(), *API_MODELS, *CHAT_IMAGE_MODELS, *STABILITY_MODELS)
 
 
 def shipped_models() -> list[DiffusersModelSpec]:
@@ -179,18 +280,48 @@ def shipped_models() -> list[DiffusersModelSpec]:
     ]
 
 
-def resolve_model(model: str, *, base_url: str | None = None) -> ModelSpec:
+def resolve_model(
+    model: str, *, base_url: str | None = None, image_api: ImageApi = "images"
+) -> ModelSpec:
     """What ``--model`` names.
 
     Args:
-        model: a shipped name (``sd35``), ``openai:<name>``, a path to a pipeline file, a local
-            diffusers folder, or a Hugging Face repository id (``org/name``).
-        base_url: an OpenAI-compatible endpoint; ``model`` is then the name served there.
+        model: a shipped name (``sd35``), ``openai:<name>``, ``openrouter:<provider/model>``,
+            ``stability:<model>``, a path to a pipeline file, a local diffusers folder, or a
+            Hugging Face repository id (``org/name``).
+        base_url: an endpoint; for ``openrouter:`` and ``stability:`` names it replaces the
+            provider's (a proxy, a local fake), otherwise ``model`` is the name served there.
+        image_api: how a server at ``base_url`` makes images: ``images`` (OpenAI's images
+            endpoint) or ``chat`` (chat completions with image output, OpenRouter's format).
 
     Raises:
-        UserError: nothing has this name (the message lists the known ones), or its pipeline
-            file is broken.
+        UserError: nothing has this name (the message lists the known ones), its pipeline
+            file is broken, or ``chat`` is asked for without an endpoint.
     """
+    if image_api not in IMAGE_APIS:
+        raise UserError(f"--image-api {image_api!r} is not one of {', '.join(IMAGE_APIS)}")
+    if model.startswith(OPENROUTER_PREFIX):
+        api_model = model.removeprefix(OPENROUTER_PREFIX).strip()
+        if not api_model:
+            raise UserError(f"model {model!r} names no model after {OPENROUTER_PREFIX}")
+        known_chat = CHAT_IMAGE_MODELS.get(model) or ChatImageSpec(
+            name=model, api_model=api_model, preset="openrouter"
+        )
+        return replace(known_chat, base_url=base_url)
+    if model.startswith(STABILITY_PREFIX):
+        known_stability = STABILITY_MODELS.get(model)
+        if known_stability is None:
+            raise UserError(
+                f"unknown Stability AI model {model!r}; known: {', '.join(STABILITY_MODELS)}"
+            )
+        return replace(known_stability, base_url=base_url)
+    if image_api == "chat":
+        if base_url is None:
+            raise UserError(
+                "--image-api chat needs --base-url (an OpenAI-compatible server); for "
+                "OpenRouter use --model openrouter:<provider/model>"
+            )
+        return ChatImageSpec(name=model, api_model=model.removeprefix("openai:"), base_url=base_url)
     if base_url is not None:
         known = API_MODELS.get(model)
         if known is not None:
@@ -224,7 +355,8 @@ def resolve_model(model: str, *, base_url: str | None = None) -> ModelSpec:
     raise UserError(
         f"unknown model {model!r}; known models: {', '.join(known_model_names())} "
         "(or a pipeline file, a Hugging Face repo id like org/name, a local diffusers folder, "
-        "openai:<name>, or any name with --base-url; `amvicc models` lists them)"
+        "openai:<name>, openrouter:<provider/model>, stability:<model>, or any name with "
+        "--base-url; `amvicc models` lists them)"
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal, get_args
 
 DEFAULT_RATER = "grader"
 
@@ -64,3 +65,86 @@ class ImportGradesSummary:
             f"{self.images_added} image(s) and {self.verdicts_added} verdict(s) to run "
             f"{self.run_id} as {self.source}"
         ]
+
+
+AnswerFormat = Literal["amvicc-jsonl", "amvicc-graded", "lmms-eval", "vlmevalkit", "generic"]
+ANSWER_FORMATS: tuple[AnswerFormat, ...] = get_args(AnswerFormat)
+
+
+@dataclass(frozen=True)
+class ImportAnswersOptions:
+    """Everything ``amvicc import-answers`` takes besides the catalogue and the workspace.
+
+    Attributes:
+        file: the replies (JSONL, JSON, CSV, TSV or XLSX).
+        model: the VLM that wrote them, e.g. ``gpt-4o``.
+        format: the file's format; None detects it from the name and the first record.
+        dry_run: check the file and count what would be added, writing nothing.
+        command: the command line, recorded with the run.
+    """
+
+    file: Path
+    model: str
+    format: AnswerFormat | None = None
+    dry_run: bool = False
+    command: str | None = None
+
+
+@dataclass(frozen=True)
+class ImportAnswersSummary:
+    """What an answer import read and added.
+
+    Attributes:
+        file: the file's name.
+        format: the format it was read as.
+        rows: records read (blank lines aside).
+        replies: questions with a reply in the file.
+        failed: records the other harness marked as failed requests (stored as errors).
+        duplicates: records repeating an earlier one word for word (ignored).
+        missing: catalogue questions with no reply in the run after the import, by index.
+        warnings: records that disagree with the catalogue (they still import).
+        run_id: the answer run the replies belong to.
+        responses_added: response rows added (or that would be, on a dry run).
+        judge_source: the source of the file's own grades, if it has any.
+        verdicts_added: those grades added as verdicts (or that would be).
+        dry_run: nothing was written.
+    """
+
+    file: str
+    format: str
+    rows: int
+    replies: int
+    failed: int
+    duplicates: int
+    missing: tuple[int, ...]
+    warnings: tuple[str, ...]
+    run_id: str
+    responses_added: int
+    judge_source: str | None = None
+    verdicts_added: int = 0
+    dry_run: bool = False
+
+    def lines(self) -> list[str]:
+        """What the terminal shows: what was read and added, then what is missing."""
+        from amvicc.catalogue import format_index_ranges
+
+        action = "would add" if self.dry_run else "added"
+        grades = (
+            f" and {self.verdicts_added} verdict(s) as {self.judge_source}"
+            if self.judge_source
+            else ""
+        )
+        failed = f", {self.failed} failed request(s)" if self.failed else ""
+        duplicates = f", {self.duplicates} duplicate(s) ignored" if self.duplicates else ""
+        lines = [
+            f"{self.file} ({self.format}): {self.rows} record(s) answering {self.replies} "
+            f"question(s){failed}{duplicates}, {len(self.warnings)} warning(s); {action} "
+            f"{self.responses_added} response(s){grades} to run {self.run_id}"
+        ]
+        if self.missing:
+            lines.append(
+                f"  missing: {len(self.missing)} question(s) without a reply "
+                f"({format_index_ranges(self.missing)}); the report counts them by its "
+                "--missing policy"
+            )
+        return lines

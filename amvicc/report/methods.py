@@ -121,6 +121,11 @@ def describe_methods(store: Store, items: Items) -> Methods:
             )
         if isinstance(config, Mapping) and "seed" in config:
             seed_text = f"base seed {config['seed']}; {seed_text}"
+        if isinstance(config, Mapping) and str(config.get("seeds", "")).startswith(
+            "not controllable"
+        ):
+            # An API without a seed parameter (OpenAI images, chat-completion images).
+            seed_text = str(config["seeds"])
         note = None
         if run.catalogue_sha256 and run.catalogue_sha256 != items.catalogue.sha256:
             note = "made with another catalogue file than the report's"

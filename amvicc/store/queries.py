@@ -193,6 +193,22 @@ class Queries(Database):
             latest.update({r[0]: r[1] for r in rows})
         return latest
 
+    def latest_response_values(self, source: str, response_ids: Sequence[str]) -> dict[str, str]:
+        """One source's latest verdict value on each of these responses (unjudged ones absent).
+
+        An import of graded answers compares the file's grades with what it said before, to add
+        only changes (and to count them on a dry run).
+        """
+        latest: dict[str, str] = {}
+        for chunk in _chunks(response_ids):
+            rows = self.connection().execute(
+                "SELECT response_id, value FROM current_verdicts WHERE source = ? "
+                f"AND response_id IN ({_marks(chunk)})",
+                [source, *chunk],
+            )
+            latest.update({r[0]: r[1] for r in rows})
+        return latest
+
     def rubric_versions(self) -> dict[str, tuple[str, ...]]:
         """The rubric versions each verdict source used, sorted, by source.
 

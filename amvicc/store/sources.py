@@ -3,7 +3,8 @@
 A verdict's ``source`` names its author. People: ``human:<rater>`` (the scoring UI),
 ``sheet:<file>:<rater>`` (an imported grade sheet) and ``adjudication:<rater>`` (settles a
 disagreement). Programs: ``extractor`` (reads the option out of a VLM's reply),
-``llm-judge:<model>`` (an LLM reading the reply) and ``judge:<method>:<model>`` (an automatic
+``llm-judge:<model>`` (an LLM reading the reply; ``llm-judge:<grade>@<file>`` when its grades
+were made elsewhere and imported with the replies) and ``judge:<method>:<model>`` (an automatic
 image judge). Stages build sources only with these functions, so the report can tell their
 roles apart (:func:`source_role`).
 """
@@ -41,6 +42,16 @@ def sheet_source(sheet: str, rater: str) -> str:
 def llm_judge_source(model: str) -> str:
     """The source of an answer verdict decided by an LLM judge."""
     return f"{LLM_JUDGE_PREFIX}{model}"
+
+
+def imported_judge_source(grade: str, file: str) -> str:
+    """The source of answer verdicts an LLM judge gave elsewhere, imported from a file.
+
+    Args:
+        grade: what the file calls the grade, e.g. ``gpt_grade`` (AMVICC's GPT-4 grader).
+        file: the file's name, so grades of two files stay apart.
+    """
+    return f"{LLM_JUDGE_PREFIX}{grade}@{file}"
 
 
 def image_judge_source(method: str, model: str) -> str:

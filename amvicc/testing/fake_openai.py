@@ -36,8 +36,12 @@ class Fault:
 
     Attributes:
         kind: ``status`` (an HTTP error), ``hang`` (reply after ``delay`` seconds, longer than
-            the client's timeout), ``malformed`` (200 with a body that is not JSON) or
-            ``refusal`` (400 ``content_policy_violation``).
+            the client's timeout), ``malformed`` (200 with a body that is not JSON),
+            ``refusal`` (400 ``content_policy_violation``), ``text_only`` (200 chat reply with
+            ``message`` as its text and no image: how chat image models decline),
+            ``moderation`` (403, the prompt flagged), ``filtered`` (Stability AI's
+            ``CONTENT_FILTERED`` finish reason with a placeholder image) or ``bad_request``
+            (400 with an ``errors`` list naming a field).
         path: only requests to this path consume the fault (None: any).
     """
 
@@ -69,6 +73,30 @@ class Fault:
     def refusal(cls, message: str = "Your request was rejected by the safety system.") -> Fault:
         """Refuse an image request as a content-policy violation (400)."""
         return cls("refusal", status=400, message=message, path="/v1/images/generations")
+
+    @classmethod
+    def text_only(
+        cls, message: str = "I can't create that image.", *, path: str | None = None
+    ) -> Fault:
+        """Answer a chat image request with text and no image (the model declined)."""
+        return cls("text_only", status=200, message=message, path=path)
+
+    @classmethod
+    def moderation(
+        cls, message: str = "Your input was flagged by moderation.", *, path: str | None = None
+    ) -> Fault:
+        """Refuse one prompt as flagged by the provider's moderation (403)."""
+        return cls("moderation", status=403, message=message, path=path)
+
+    @classmethod
+    def filtered(cls, *, path: str | None = None) -> Fault:
+        """Reply 200 with a blurred placeholder and finish reason ``CONTENT_FILTERED``."""
+        return cls("filtered", status=200, message="CONTENT_FILTERED", path=path)
+
+    @classmethod
+    def bad_request(cls, message: str, *, path: str | None = None) -> Fault:
+        """Reply 400 with ``message`` in an ``errors`` list (Stability AI's shape)."""
+        return cls("bad_request", status=400, message=message, path=path)
 
 
 @dataclass(frozen=True)
@@ -105,12 +133,14 @@ class FakeOpenAIServer:
         images: request body -> PNG bytes for image generations (one per requested ``n``).
         latency: seconds every request waits before answering (simulated model time).
         port: 0 picks a free port.
+        prefix: the path the API lives under (``/v1``; OpenRouter's is ``/api/v1``).
     """
 
     chat: ChatHandler = echo_first_option
     images: ImageHandler = grey_png
     latency: float = 0.0
     port: int = 0
+    prefix: str = "/v1"
     requests: list[RecordedRequest] = field(default_factory=list)
     _faults: deque[Fault] = field(default_factory=deque)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -120,9 +150,14 @@ class FakeOpenAIServer:
     @property
     def url(self) -> str:
         """The base URL to give a client, e.g. ``http://127.0.0.1:50123/v1``."""
+        return f"{self.root}{self.prefix}"
+
+    @property
+    def root(self) -> str:
+        """The server's address without the API prefix, e.g. ``http://127.0.0.1:50123``."""
         if self._server is None:
             raise RuntimeError("server not started")
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
 
     def inject(self, *faults: Fault) -> None:
         """Queue faults; each is used once, by the next request it matches."""
@@ -145,6 +180,63 @@ class FakeOpenAIServer:
     def _record(self, request: RecordedRequest) -> None:
         with self._lock:
             self.requests.append(request)
+
+    def _parse(self, handler: Any, raw: bytes) -> dict[str, Any] | None:
+        """The request body as a dict; None (after answering 400) when it cannot be read."""
+        try:
+            body = json.loads(raw or b"{}")
+        except json.JSONDecodeError:
+            handler._json(400, {"error": {"message": "body is not JSON"}})
+            return None
+        return dict(body)
+
+    def _respond(self, handler: Any, path: str, body: dict[str, Any]) -> None:
+        """Answer a request no fault took (subclasses add their routes)."""
+        if path == f"{self.prefix}/chat/completions":
+            handler._json(200, _chat_completion(body, self.chat(body)))
+        elif path == f"{self.prefix}/images/generations":
+            count = int(body.get("n") or 1)
+            data = [
+                {"b64_json": base64.b64encode(self.images(body)).decode()} for _ in range(count)
+            ]
+            handler._json(200, {"created": int(time.time()), "data": data})
+        else:
+            handler._json(404, {"error": {"message": f"no route {path}"}})
+
+    def _apply(self, handler: Any, fault: Fault, body: dict[str, Any]) -> bool:
+        """Carry out a fault; False when the request should then be answered normally."""
+        if fault.kind == "hang":
+            time.sleep(fault.delay)
+            return False
+        if fault.kind == "malformed":
+            handler._send(200, b"{this is not json", "application/json")
+            return True
+        if fault.kind == "refusal":
+            error = {
+                "message": fault.message,
+                "type": "invalid_request_error",
+                "code": "content_policy_violation",
+                "param": None,
+            }
+            handler._json(400, {"error": error})
+            return True
+        if fault.kind == "text_only":
+            handler._json(200, _chat_completion(body, fault.message))
+            return True
+        if fault.kind == "moderation":
+            flagged: dict[str, object] = {
+                "message": fault.message,
+                "code": 403,
+                "metadata": {"reasons": ["flagged"]},
+            }
+            handler._json(403, {"error": flagged})
+            return True
+        extra = {}
+        if fault.retry_after is not None:
+            extra["Retry-After"] = f"{fault.retry_after:g}"
+        error = {"message": fault.message, "type": "server_error", "code": None}
+        handler._json(fault.status, {"error": error}, extra)
+        return True
 
     def start(self) -> FakeOpenAIServer:
         """Start serving in a background thread."""
@@ -188,7 +280,7 @@ def _handler_for(fake: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
             """Silence the per-request log lines."""
 
         def do_GET(self) -> None:
-            if self.path.rstrip("/") == "/v1/models":
+            if self.path.rstrip("/") == f"{fake.prefix}/models":
                 self._json(200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})
             else:
                 self._json(404, {"error": {"message": f"no route {self.path}"}})
@@ -196,10 +288,8 @@ def _handler_for(fake: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length)
-            try:
-                body = json.loads(raw or b"{}")
-            except json.JSONDecodeError:
-                self._json(400, {"error": {"message": "body is not JSON"}})
+            body = fake._parse(self, raw)
+            if body is None:
                 return
             headers = {k: v for k, v in self.headers.items() if k.lower() != "authorization"}
             fake._record(
@@ -210,42 +300,9 @@ def _handler_for(fake: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
             fault = fake._take_fault(self.path)
             if fake.latency:
                 time.sleep(fake.latency)
-            if fault is not None and self._apply(fault):
+            if fault is not None and fake._apply(self, fault, body):
                 return
-            if self.path == "/v1/chat/completions":
-                self._json(200, _chat_completion(body, fake.chat(body)))
-            elif self.path == "/v1/images/generations":
-                count = int(body.get("n") or 1)
-                data = [
-                    {"b64_json": base64.b64encode(fake.images(body)).decode()} for _ in range(count)
-                ]
-                self._json(200, {"created": int(time.time()), "data": data})
-            else:
-                self._json(404, {"error": {"message": f"no route {self.path}"}})
-
-        def _apply(self, fault: Fault) -> bool:
-            """Carry out a fault; False when the request should then be answered normally."""
-            if fault.kind == "hang":
-                time.sleep(fault.delay)
-                return False
-            if fault.kind == "malformed":
-                self._send(200, b"{this is not json", "application/json")
-                return True
-            if fault.kind == "refusal":
-                error = {
-                    "message": fault.message,
-                    "type": "invalid_request_error",
-                    "code": "content_policy_violation",
-                    "param": None,
-                }
-                self._json(400, {"error": error})
-                return True
-            extra = {}
-            if fault.retry_after is not None:
-                extra["Retry-After"] = f"{fault.retry_after:g}"
-            error = {"message": fault.message, "type": "server_error", "code": None}
-            self._json(fault.status, {"error": error}, extra)
-            return True
+            fake._respond(self, self.path, body)
 
         def _json(self, status: int, payload: object, extra: dict[str, str] | None = None) -> None:
             self._send(status, json.dumps(payload).encode(), "application/json", extra)

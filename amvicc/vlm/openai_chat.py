@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from amvicc.api import ApiSettings
+from amvicc.api import ApiSettings, raw_response_type
 from amvicc.errors import UserError
 from amvicc.vlm.base import VLM, ImageLike, LocalSettings, Reply, as_image
 
@@ -45,11 +44,8 @@ class OpenAIChatVLM(VLM):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._reached = False
         api.api_key()  # a missing key is a mistake to report before any work starts
-        import openai  # loaded now, not inside the first request's timing
-
-        # The client's HTTP library (httpx2 for openai >= 3, httpx before) and its Response.
-        library = openai.DefaultAsyncHttpxClient.__mro__[1].__module__.split(".")[0]
-        self._response_type: type[Any] = sys.modules[library].Response
+        # The client's HTTP library's Response (loaded now, not inside the first request).
+        self._response_type: type[Any] = raw_response_type()
 
     def describe(self) -> dict[str, Any]:
         """The endpoint settings (the key's variable name, never the key)."""
@@ -118,7 +114,7 @@ class OpenAIChatVLM(VLM):
             raise UserError(
                 f"{self._where()} refused the request for model {self.model!r} "
                 f"(HTTP {err.status_code}: {_error_message(err)}); check the model name and "
-                f"the key in ${self.api.api_key_env}"
+                f"the key in ${self.api.key_env}"
             ) from None
         except openai.APIStatusError as err:
             return Reply(

@@ -62,7 +62,12 @@ class PromptTemplate:
 
 
 def load_template(path: str | Path | None, *, default: str) -> PromptTemplate:
-    """Load a user's template file, or the shipped one named ``default``.
+    """Load a user's template file, or a shipped one.
+
+    Args:
+        path: a template file; a bare file name that is not in the current folder names a
+            shipped template (``answer_amvicc.jinja``); None loads ``default``.
+        default: the shipped template used when no path is given.
 
     Raises:
         UserError: the file is missing, not UTF-8, or not valid jinja2.
@@ -75,6 +80,9 @@ def load_template(path: str | Path | None, *, default: str) -> PromptTemplate:
     else:
         file = Path(path)
         name = str(path)
+        shipped = resource_dir("prompts") / name
+        if not file.exists() and file.name == name and shipped.is_file():
+            file = shipped
     try:
         text = file.read_text(encoding="utf-8")
     except FileNotFoundError:

@@ -22,6 +22,7 @@ Opener = Callable[[str, str, ApiSettings, LocalSettings], VLM]
 #: ``<prefix>:<model>`` names: the opener receives what follows the prefix.
 PREFIXES: dict[str, str] = {
     "openai": "amvicc.vlm.openai_chat:open_openai_chat",
+    "openrouter": "amvicc.vlm.openrouter:open_openrouter",
     "hf": "amvicc.vlm.transformers_vlm:open_transformers",
 }
 #: Whole names, e.g. the offline smoke-test model.
@@ -44,8 +45,8 @@ def open_vlm(
     """Open the model a user named.
 
     Args:
-        model: ``openai:<model>``, ``hf:<repo or folder>``, ``tiny-llava``, or any model name
-            served at ``api.base_url``.
+        model: ``openai:<model>``, ``openrouter:<provider/model>``, ``hf:<repo or folder>``,
+            ``tiny-llava``, or any model name served at ``api.base_url``.
         api: how to reach an OpenAI-compatible server.
         local: how to run a local model.
 

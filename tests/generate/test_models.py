@@ -43,3 +43,21 @@ def test_models_runs_as_a_module() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert "tiny-sd3" in {row["name"] for row in json.loads(proc.stdout)["image"]}
+
+
+def test_models_lists_the_presets_and_the_key_each_needs(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["models", "--format", "json"]) == 0
+    listing = json.loads(capsys.readouterr().out)
+    images = {row["name"]: row for row in listing["image"]}
+    vlms = {row["name"]: row for row in listing["vlm"]}
+    assert "OPENROUTER_API_KEY" in images["openrouter:google/gemini-2.5-flash-image"]["source"]
+    assert "no seed" in images["openrouter:google/gemini-2.5-flash-image"]["defaults"]
+    for name in ("sd3.5-large", "sd3.5-large-turbo", "sd3.5-medium", "ultra", "core"):
+        assert "STABILITY_API_KEY" in images[f"stability:{name}"]["source"], name
+    assert "OPENAI_API_KEY" in images["openai:dall-e-3"]["source"]
+    amvicc = [row for row in vlms.values() if row["notes"].startswith("AMVICC's")]
+    assert len(amvicc) == 11
+    assert all(row["source"] == "OPENROUTER_API_KEY" for row in amvicc)
+    assert "openrouter:x-ai/grok-4" in vlms

@@ -1,0 +1,5 @@
+"""``python -m amvicc.import_answers``: the same as ``amvicc import-answers``."""
+
+from amvicc.cli import run_as_module
+
+run_as_module("import-answers")
