@@ -23,6 +23,7 @@ VERB_MODULES: dict[str, str] = {
     "score": "amvicc.cli.score",
     "import-grades": "amvicc.cli.import_grades",
     "report": "amvicc.cli.report",
+    "scenes": "amvicc.cli.scenes",
     "demo": "amvicc.cli.demo",
 }
 
