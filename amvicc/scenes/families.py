@@ -202,7 +202,11 @@ def quantity(layout: Layout) -> PairSpec:
 
 
 def orientation(layout: Layout) -> PairSpec:
-    """Orientation and Direction: one arrow pointing left vs right (mirrored in place)."""
+    """Orientation and Direction: one arrow pointing left vs right (mirrored in place).
+
+    The manifest names the direction in the kind (``arrow-left``, ``arrow-right``): the two
+    arrows share colour and bounding box.
+    """
     rng = layout.rng
     name = rng.choice(list(COLORS))
     r = layout.radius
@@ -227,8 +231,10 @@ def orientation(layout: Layout) -> PairSpec:
         options=("Left", "Right"),
         implicit_prompt=scene,
         variants=(
-            Variant((polygon("arrow", COLORS[name], left),), f"{scene}, pointing to the left"),
-            Variant((polygon("arrow", COLORS[name], right),), f"{scene}, pointing to the right"),
+            Variant((polygon("arrow-left", COLORS[name], left),), f"{scene}, pointing to the left"),
+            Variant(
+                (polygon("arrow-right", COLORS[name], right),), f"{scene}, pointing to the right"
+            ),
         ),
     )
 

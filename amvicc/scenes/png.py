@@ -20,8 +20,8 @@ if TYPE_CHECKING:
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 # Deflate's length codes 257..285: their base lengths and how many extra bits follow.
-_BASES = (3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99)
-_BASES += (115, 131, 163, 195, 227, 258)
+_BASES: tuple[int, ...] = (3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51)
+_BASES += (59, 67, 83, 99, 115, 131, 163, 195, 227, 258)
 _EXTRA = (0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0)
 _LENGTHS: tuple[tuple[int, int, int], ...] = tuple(
     (257 + i, base, extra) for i, (base, extra) in enumerate(zip(_BASES, _EXTRA, strict=True))

@@ -93,10 +93,18 @@ def draw_pair(
         The spec, both variants' full object lists (distractors first, drawn underneath),
         and whether variant (b) comes first in the pair.
     """
-    rng = random.Random(pair_seed)
-    layout = Layout(rng, size, LEVELS[level])
-    spec = FAMILIES[category.code](layout)
-    clutter = distractors(layout, spec.avoid)
+    for attempt in range(100):
+        # A crowded draw (no room left for an object) is redrawn from a derived seed.
+        rng = random.Random(pair_seed if attempt == 0 else f"{pair_seed}/{attempt}")
+        layout = Layout(rng, size, LEVELS[level])
+        try:
+            spec = FAMILIES[category.code](layout)
+            clutter = distractors(layout, spec.avoid)
+        except RuntimeError:
+            continue
+        break
+    else:
+        raise UserError(f"no room for {category.name} scenes at {size} pixels; use a larger --size")
     scenes = (
         (*clutter, *spec.variants[0].objects),
         (*clutter, *spec.variants[1].objects),
