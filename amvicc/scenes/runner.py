@@ -22,6 +22,7 @@ from amvicc.catalogue import CATEGORIES, Category, check_catalogue, parse_catego
 from amvicc.catalogue.readers import CATALOGUE_COLUMNS
 from amvicc.errors import UserError
 from amvicc.scenes.families import FAMILIES, LEVELS, Layout, PairSpec, distractors
+from amvicc.scenes.ladder import LadderQuestion, build_ladder
 from amvicc.scenes.options import LEVELS as LEVEL_NUMBERS
 from amvicc.scenes.options import MAX_SIZE, MIN_SIZE, ScenesOptions, ScenesSummary
 from amvicc.scenes.png import encode_png
@@ -29,8 +30,9 @@ from amvicc.scenes.render import SceneObject, render
 
 CATALOGUE_FILE = "catalogue.csv"
 MANIFEST_FILE = "scenes.jsonl"
+LADDER_FILE = "ladder.jsonl"
 IMAGES_FOLDER = "images"
-_OURS = {CATALOGUE_FILE, MANIFEST_FILE, IMAGES_FOLDER}
+_OURS = {CATALOGUE_FILE, MANIFEST_FILE, LADDER_FILE, IMAGES_FOLDER}
 _IMAGE_NAME = re.compile(r"^\d+\.png$")
 
 
@@ -50,6 +52,7 @@ class SceneImage:
     explicit_prompt: str
     objects: tuple[SceneObject, ...]
     png: bytes
+    ladder: tuple[LadderQuestion, ...] = ()
 
     def row(self) -> dict[str, Any]:
         """The image's question as a catalogue row."""
@@ -142,6 +145,15 @@ def build_images(options: ScenesOptions) -> list[SceneImage]:
                         explicit_prompt=spec.variants[variant].explicit_prompt,
                         objects=scenes[variant],
                         png=encode_png(pixels),
+                        ladder=build_ladder(
+                            family=spec.family,
+                            objects=scenes[variant],
+                            question=spec.question,
+                            options=spec.options,
+                            answer="ab"[variant],
+                            size=options.size,
+                            seed=seed,
+                        ),
                     )
                 )
     return images
@@ -193,7 +205,8 @@ def run_scenes(options: ScenesOptions) -> ScenesSummary:
 
     Writes ``catalogue.csv`` (the project's catalogue format), ``images/<index>.png`` and
     ``scenes.jsonl`` (one line per image: index, category, family, seed, answer, level and
-    the objects with kind, colour, bounding box and text). An earlier build in the same folder
+    the objects with kind, colour, bounding box and text) and ``ladder.jsonl`` (GRIP's five
+    questions per image with typed, derived answers). An earlier build in the same folder
     is replaced, including its surplus images.
 
     Raises:
@@ -227,6 +240,12 @@ def run_scenes(options: ScenesOptions) -> ScenesSummary:
         lines.append(json.dumps(entry, ensure_ascii=False) + "\n")
     manifest_path = out / MANIFEST_FILE
     _write(manifest_path, "".join(lines).encode("utf-8"))
+
+    rungs = [
+        json.dumps({"index": image.index, "questions": [r.manifest() for r in image.ladder]}) + "\n"
+        for image in images
+    ]
+    _write(out / LADDER_FILE, "".join(rungs).encode("utf-8"))
 
     checked = check_catalogue(catalogue_path)
     if checked.problems:  # a bug here, not the user's mistake

@@ -76,7 +76,7 @@ def test_the_same_seed_gives_the_same_bytes_and_another_seed_other_scenes(tmp_pa
     run_scenes(ScenesOptions(out=tmp_path / "b", seed=7, **options))  # type: ignore[arg-type]
     run_scenes(ScenesOptions(out=tmp_path / "c", seed=8, **options))  # type: ignore[arg-type]
     first, again, other = (_files(tmp_path / name) for name in "abc")
-    assert len(first) == 2 + 12
+    assert len(first) == 3 + 12  # catalogue, manifest, ladder, 12 images
     assert first == again
     images = [name for name in first if name.startswith("images/")]
     assert all(first[name] != other[name] for name in images)
