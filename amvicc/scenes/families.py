@@ -387,7 +387,7 @@ def text(layout: Layout) -> PairSpec:
     rng = layout.rng
     first, second = rng.sample(WORDS, 2)
     sign_name = rng.choice(list(SIGN_COLORS))
-    font_size = max(16, round(layout.level.font * layout.size))
+    font_size = max(24, round(layout.level.font * layout.size))  # OCR-legible at any size
     probe = [text_object("text", TEXT_COLOR, w, font_size, (0, 0)).bbox for w in (first, second)]
     text_w = max(b[2] - b[0] for b in probe)
     text_h = max(b[3] - b[1] for b in probe)

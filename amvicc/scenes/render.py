@@ -79,7 +79,8 @@ class SceneObject:
 def _font(size: int) -> ImageFont.FreeTypeFont:
     from PIL import ImageFont
 
-    return ImageFont.truetype(str(FONT_FILE), size=size)
+    # The basic layout everywhere: whether Pillow has libraqm must not move a glyph.
+    return ImageFont.truetype(str(FONT_FILE), size=size, layout_engine=ImageFont.Layout.BASIC)
 
 
 def text_object(kind: str, color: Color, text: str, font_size: int, centre: Point) -> SceneObject:
