@@ -263,3 +263,20 @@ def test_answer_and_report_run_on_a_scene_set_unchanged(
     assert individual and individual[0][6] == "2"  # the pair's two scenes, nothing from MMVP
     assert main([*report, "-o", str(tmp_path / "report.html"), "--bootstrap", "0", "-q"]) == 0
     assert "catalogue.csv" in (tmp_path / "report.html").read_text()
+
+
+@pytest.mark.slow
+def test_image_models_are_asked_for_the_same_scenes_and_judged_by_ocr(
+    tmp_path: Path, isolated_environment: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenes = tmp_path / "scenes"
+    store = str(tmp_path / "ws")
+    assert main(["scenes", "build", "--out", str(scenes), "--per-category", "1"]) == 0
+    catalogue = ["--catalogue", str(scenes / "catalogue.csv"), "--store", store]
+    generate = ["generate", "--model", "tiny-sd3", "--run", "sd", "--categories", "tx"]
+    assert main([*generate, "--limit", "2", *catalogue, "-q"]) == 0
+    capsys.readouterr()
+    assert main(["judge", "--run", "sd", "--method", "ocr", *catalogue]) == 0
+    out = capsys.readouterr().out
+    # The Text pair's explicit prompt quotes its word, so the OCR judge can judge the image.
+    assert "1 image(s) judged" in out, out
