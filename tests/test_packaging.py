@@ -37,6 +37,9 @@ def test_wheel_carries_and_finds_its_data(tmp_path: Path) -> None:
     assert any(n.startswith("amvicc/_data/pipelines/") for n in names)
     assert "amvicc/score/static/score.css" in names
     assert "amvicc/score/static/keyboard.js" in names
+    # Scenes draw their text with the bundled font only, and the wheel carries its licence.
+    assert "amvicc/scenes/fonts/DejaVuSans-Bold.ttf" in names
+    assert "amvicc/scenes/fonts/LICENSE-DejaVu.txt" in names
 
     target = tmp_path / "site"
     subprocess.run(

@@ -24,6 +24,7 @@ VERB_MODULES: dict[str, str] = {
     "import-grades": "amvicc.cli.import_grades",
     "import-answers": "amvicc.cli.import_answers",
     "report": "amvicc.cli.report",
+    "scenes": "amvicc.cli.scenes",
     "demo": "amvicc.cli.demo",
 }
 
