@@ -45,7 +45,7 @@ class Extraction:
             ``structured``, ``self-correction``, ``conclusion-after-hedge``); for undecided,
             why (``empty``, ``hedge``, ``both-labels``, ``both-options``, ``conflict``,
             ``negated``, ``conflicting-answers``, ``revised``, ``in-between``,
-            ``hypothetical``, ``no-answer-found``, ...).
+            ``no-answer-found``, ...).
     """
 
     choice: OptionLabel | None
@@ -151,7 +151,7 @@ _MARKER = re.compile(
     r"(?:\b(?:final|correct|right|best|my|the)\s+)?"
     r"\b(?:answer|option|choice)\s*(?::|=|\-|\u2013|\u2014|\s(?:is|would\s+be|will\s+be|should\s+be"
     r"|must\s+be|here\s+is)\b\s*:?)"
-    r"|\bi\s*(?:would|'d|will)?\s*(?:choose|pick|select|go\s+with)\b|\bi\s*(?:would|'d)\s+say\b"
+    r"|\bi\s*(?:would|'d|will|'ll)?\s*(?:choose|pick|select|go\s+with)\b|\bi\s*(?:would|'d)\s+say\b"
     # Chinese and Japanese: 答案：B, 答案是B, 正确答案为B, 我选择B, 选B, 答えはB, 正解はB, 回答：B
     r"|(?:正确|正確|最终|最終)?(?:答案|答え|回答|解答|正解)\s*(?:应该是|應該是|应为|是|为|為|は|:)"
     r"|(?:正确|正確)的?(?:选项|選項|選択肢)\s*(?:是|为|為|は|:)"
@@ -170,7 +170,7 @@ _MARKER = re.compile(
 )
 # A label followed by its verdict: "B is the right choice", "选项B是正确的", "Bが正解です".
 _LABEL_FIRST = re.compile(
-    r"(?:\(\s*([abAB])\s*\)|\[\s*([abAB])\s*\]|(?<![\w'])([AB])(?![\w']))\s*"
+    r"(?:\(\s*([abAB])\s*\)|\[\s*([abAB])\s*\]|(?<![\w'])([AB])(?![A-Za-z0-9']))\s*"
     r"(?:is\s+(?:the\s+)?(?:correct|right|best)(?:\s+(?:answer|choice|option))?\b"
     r"|est\s+(?:la\s+)?(?:bonne\s+r[ée]ponse|correcte)\b|es\s+(?:la\s+)?correcta\b"
     r"|ist\s+(?:die\s+)?(?:richtig|korrekt)|是正确|是正確|是对的|正确|が正解|が正しい|を選)",
@@ -485,6 +485,8 @@ class _OptionText:
         ]
         if any(word in _NEGATORS for word in before):
             return True
+        if tuple(before[-2:]) in (("rather", "than"), ("instead", "of")):
+            return True
         return _OPTION_WRONG_AFTER.match(text[tokens[span.last - 1].end :]) is not None
 
 
@@ -586,7 +588,7 @@ class _Extractor:
             return Extraction(_label(only.group(1)), "label-only")
         text = _factual(text)
         if not text:
-            return Extraction(None, "hypothetical")
+            return Extraction(None, "no-answer-found")  # it only asks or supposes
         hedge = _last_hedge(text)
         if hedge is not None:
             return self._conclusion(text[hedge:]) or Extraction(None, "hedge")
@@ -751,9 +753,11 @@ _ANSWER_KEYS = frozenset(
 
 
 def _factual(text: str) -> str:
-    """``text`` without the sentences that only suppose ("If it were (b), ...")."""
+    """``text`` without the sentences that only suppose or ask ("If it were (b), ...")."""
     sentences = _SENTENCE.split(text)
-    return " ".join(s for s in sentences if not _HYPOTHETICAL.search(s)).strip()
+    return " ".join(
+        s for s in sentences if not _HYPOTHETICAL.search(s) and not s.rstrip().endswith("?")
+    ).strip()
 
 
 def _last_hedge(text: str) -> int | None:
