@@ -12,6 +12,7 @@ Other modules import from here (``from amvicc.store import Store``).
 
 from amvicc.store.queries import SeedRange, VerdictSubject
 from amvicc.store.records import (
+    AuditSampleRecord,
     ImageRecord,
     ResponseRecord,
     RunRecord,
@@ -24,12 +25,15 @@ from amvicc.store.records import (
 )
 from amvicc.store.schema import (
     ANSWER_VERDICTS,
+    AUDIT_STRATA,
     DATABASE_NAME,
+    DECIDING_ANSWERS,
     DEFAULT_STORE,
     IMAGE_VERDICTS,
     MIGRATIONS,
     SCHEMA_VERSION,
     AnswerVerdictValue,
+    AuditStratum,
     ImageStatus,
     ImageVerdictValue,
     ResponseStatus,
@@ -43,6 +47,7 @@ from amvicc.store.sources import (
     HUMAN_SOURCE_PREFIXES,
     JUDGE_PREFIX,
     LLM_JUDGE_PREFIX,
+    PROCEDURE_PREFIX,
     SHEET_PREFIX,
     SourceRole,
     adjudication_source,
@@ -51,12 +56,19 @@ from amvicc.store.sources import (
     is_human_source,
     is_rater_source,
     llm_judge_source,
+    procedure_source,
     sheet_source,
     source_role,
 )
 from amvicc.store.workspace import Store
 
 __all__ = [
+    "AUDIT_STRATA",
+    "DECIDING_ANSWERS",
+    "PROCEDURE_PREFIX",
+    "AuditSampleRecord",
+    "AuditStratum",
+    "procedure_source",
     "ADJUDICATION_PREFIX",
     "ANSWER_VERDICTS",
     "DATABASE_NAME",
