@@ -19,6 +19,7 @@ answers. Each decision carries the rule that made it, stored with the verdict.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import unicodedata
@@ -183,7 +184,9 @@ _SEGMENT_LABEL = re.compile(
     r"(?:\(\s*([abAB])\s*\)|\[\s*([abAB])\s*\]"
     rf"|([abAB])(?=\s*(?:$|[).:,;!\-\u2013\u2014{_CJK}]))|(B)(?=\s))"
 )
-_SEGMENT_NEGATION = re.compile(r"^(?:not|never|neither|none|pas|no\s+es|nicht|不是)\b", re.IGNORECASE)
+_SEGMENT_NEGATION = re.compile(
+    r"^(?:not|never|neither|none|pas|no\s+es|nicht|不是)\b", re.IGNORECASE
+)
 
 # A label or option said to be wrong: "(a) is incorrect", "not (b)", "Open is not right".
 _NEGATED_BEFORE = re.compile(r"(?:\bnot|n't|\bnever|\bexcept|\brather\s+than)\s*$", re.IGNORECASE)
@@ -242,7 +245,9 @@ _REVISION = re.compile(
     re.IGNORECASE,
 )
 # What may stand between a clause's start and a revision: "but actually", "oh wait", "hmm, no".
-_CLAUSE_LEAD = re.compile(r"(?:(?:but|and|oh|hmm+|um+|ah|so|although|though)\s*,?\s*)*$", re.IGNORECASE)
+_CLAUSE_LEAD = re.compile(
+    r"(?:(?:but|and|oh|hmm+|um+|ah|so|although|though)\s*,?\s*)*$", re.IGNORECASE
+)
 _CLAUSE_START = re.compile(r"(?:^|[.!?;:,\u2013\u2014\-(\n]|\.\.\.)\s*$")
 
 # --- option text -----------------------------------------------------------------------------
@@ -327,8 +332,25 @@ def _tokens(text: str) -> list[_Token]:
 
 # Words that put an option's word between the two options: "partly open", "half closed".
 _IN_BETWEEN = frozenset(
-    ["partly", "partially", "half", "halfway", "semi", "slightly", "somewhat", "almost", "nearly"]
-    + ["mostly", "kinda", "moderately", "relatively", "fairly", "quite", "rather", "mid"]
+    [
+        "partly",
+        "partially",
+        "half",
+        "halfway",
+        "semi",
+        "slightly",
+        "somewhat",
+        "almost",
+        "nearly",
+        "mostly",
+        "kinda",
+        "moderately",
+        "relatively",
+        "fairly",
+        "quite",
+        "rather",
+        "mid",
+    ]
 )
 _IN_BETWEEN_PAIRS = frozenset([("kind", "of"), ("sort", "of"), ("a", "bit"), ("a", "little")])
 
@@ -370,9 +392,7 @@ class _OptionText:
         # A label with its own option's text ("(b) Closed"): the echo, not a second vote.
         self._echo = {
             label: re.compile(
-                r"(?:[(\[]\s*{0}\s*[)\]]|\b{0}[.):]|\b(?:option|choice)\s+{0}\b\s*:?)\s*[\"']?{1}[\"']?".format(
-                    label, re.escape(self.text[label])
-                ),
+                rf"(?:[(\[]\s*{label}\s*[)\]]|\b{label}[.):]|\b(?:option|choice)\s+{label}\b\s*:?)\s*[\"']?{re.escape(self.text[label])}[\"']?",
                 re.IGNORECASE,
             )
             for label in OPTION_LABELS
@@ -747,8 +767,22 @@ def _contradicts(votes: set[OptionLabel], label: OptionLabel) -> bool:
 
 _JSON_OBJECT = re.compile(r"\{[^{}]*\}")
 _ANSWER_KEYS = frozenset(
-    ["answer", "choice", "option", "final_answer", "selected", "selection", "label"]
-    + ["prediction", "correct_option", "answer_choice", "choix", "respuesta", "antwort", "答案"]
+    [
+        "answer",
+        "choice",
+        "option",
+        "final_answer",
+        "selected",
+        "selection",
+        "label",
+        "prediction",
+        "correct_option",
+        "answer_choice",
+        "choix",
+        "respuesta",
+        "antwort",
+        "答案",
+    ]
 )
 
 
@@ -783,4 +817,4 @@ def _revisions(text: str) -> list[str]:
             continue
         cuts.append(match.start())
     cuts.append(len(text))
-    return [text[i:j] for i, j in zip(cuts, cuts[1:], strict=False) if text[i:j].strip()]
+    return [text[i:j] for i, j in itertools.pairwise(cuts) if text[i:j].strip()]

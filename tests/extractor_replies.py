@@ -401,8 +401,7 @@ CHAINS_OF_THOUGHT: list[Row] = [
     ),
     (
         3,
-        "<think>The flame is tall and narrow. That means thin.</think>\n\nThe answer is (b) "
-        "Thin.",
+        "<think>The flame is tall and narrow. That means thin.</think>\n\nThe answer is (b) Thin.",
         "b",
     ),
     (
@@ -498,7 +497,7 @@ STYLES_BY_MODEL: list[Row] = [
     (1, "**(b) Closed**", "b"),
     (5, "The dog is facing **left** from the camera's perspective.", "a"),
     (7, "**Answer:** (a) Towards the camera", "a"),
-    (9, "No, the key \"Z\" is not visible in the image.", "b"),
+    (9, 'No, the key "Z" is not visible in the image.', "b"),
     (25, "The chicken's body is **black**.", "a"),
     # Claude: a sentence of reasoning, then the answer.
     (
@@ -527,7 +526,7 @@ STYLES_BY_MODEL: list[Row] = [
     (1, "The butterfly's wings are closer to being open.", "a"),
     (5, "The dog is facing right from the camera's perspective.", "b"),
     (7, "The school bus is driving away from the camera.", "b"),
-    (9, "Yes, I can see the key \"Z\" in the image.", "a"),
+    (9, 'Yes, I can see the key "Z" in the image.', "a"),
     (265, "The shoe is tied.", "a"),
     # Llama: an introduction, then the answer statement.
     (

@@ -119,7 +119,9 @@ class RunGrades:
             )
         lines.append(f"  audit queue {self.audit_queue} undecided (rate them in `amvicc score`)")
         if self.audit_drawn:
-            drawn = ", ".join(f"{n} {stratum}-decided" for stratum, n in sorted(self.audit_drawn.items()))
+            drawn = ", ".join(
+                f"{n} {stratum}-decided" for stratum, n in sorted(self.audit_drawn.items())
+            )
             lines.append(f"  audit sample drew {drawn} (audit them in `amvicc score`)")
         if self.scored:
             lines.append(

@@ -31,6 +31,7 @@ from typing import Any
 
 from amvicc.api import ApiSettings
 from amvicc.catalogue import Option, Question
+from amvicc.errors import UserError
 from amvicc.grade.options import (
     JUDGE_MODES,
     JUDGE_TEMPLATES,
@@ -41,7 +42,6 @@ from amvicc.grade.options import (
     LLMJudgeOptions,
 )
 from amvicc.provenance import config_key, derive_seed
-from amvicc.errors import UserError
 from amvicc.store import AnswerVerdictValue, llm_judge_source, procedure_source
 from amvicc.vlm import VLM, Reply, open_vlm
 from amvicc.vlm.prompting import PromptTemplate, load_template, render_with_system

@@ -67,7 +67,14 @@ def procedure_table(items: Items, options: ReportOptions) -> pd.DataFrame:
     for grading, frame in [(THREE_STAGE, vlm)] + [
         (s, source_answer_items(items, s)) for s in sources
     ]:
-        sub = Items(entries, frame, items.image_verdicts, items.response_verdicts, items.catalogue, items.basis)
+        sub = Items(
+            entries,
+            frame,
+            items.image_verdicts,
+            items.response_verdicts,
+            items.catalogue,
+            items.basis,
+        )
         table = metric_table(sub, _no_bootstrap(options))
         table = table[table["category"] == "all"].assign(grading=grading)
         rows.append(table)
@@ -101,7 +108,9 @@ def grader_correctness(items: Items) -> pd.DataFrame:
     if vlm.empty or "answer" not in vlm.columns:
         return pd.DataFrame(columns=["subject_id", "label", "question_index", "sample"])
     vlm = vlm[vlm["subject_id"] != ""]
-    base = vlm[["subject_id", "label", "question_index", "sample", "answer"]].set_index("subject_id")
+    base = vlm[["subject_id", "label", "question_index", "sample", "answer"]].set_index(
+        "subject_id"
+    )
     verdicts = items.response_verdicts
     verdicts = verdicts[verdicts["subject_id"].isin(base.index)]
     role = roles(verdicts)
@@ -137,9 +146,20 @@ def grading_agreement_table(items: Items) -> pd.DataFrame:
         and ``disagreeing`` (up to :data:`SHOWN_DISAGREEMENTS` items as ``q<index>#<sample>``,
         with what each said: ✓ correct, ✗ wrong).
     """
-    columns = ["label", "first", "second", "items", "percent", "kappa", "disagreements", "disagreeing"]
+    columns = [
+        "label",
+        "first",
+        "second",
+        "items",
+        "percent",
+        "kappa",
+        "disagreements",
+        "disagreeing",
+    ]
     table = grader_correctness(items)
-    graders = [c for c in table.columns if c not in ("subject_id", "label", "question_index", "sample")]
+    graders = [
+        c for c in table.columns if c not in ("subject_id", "label", "question_index", "sample")
+    ]
     graders = [g for g in graders if table[g].notna().any()]
     if len(graders) < 2:
         return pd.DataFrame(columns=columns)

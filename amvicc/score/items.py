@@ -120,10 +120,10 @@ def load_image_items(
 
 
 def load_answer_items(store: Store, catalogue: Catalogue) -> tuple[AnswerItem, ...]:
-    """The audit queue: responses no grader could decide (``Store.undecided_responses``) and
-    the sample of automatic decisions drawn for audit (``Store.audit_sample_responses``).
+    """The audit queue: undecided responses and the audit sample of automatic decisions.
 
-    The sampled items say so (``sampled``), never what the program decided: the audit is
+    Responses no grader could decide (``Store.undecided_responses``), and the sample drawn
+    for audit (``Store.audit_sample_responses``). The sampled items say so (``sampled``), never what the program decided: the audit is
     blind. Responses from runs made from another catalogue are left out with a warning.
     """
     runs: dict[str, RunRecord] = {}

@@ -31,13 +31,15 @@ from amvicc.agreement import resolve
 from amvicc.provenance import derive_seed
 from amvicc.store import (
     ADJUDICATION_PREFIX,
-    DECIDING_ANSWERS as _DECIDING,
     Store,
     VerdictRow,
     adjudication_source,
     human_source,
     is_human_source,
     is_rater_source,
+)
+from amvicc.store import (
+    DECIDING_ANSWERS as _DECIDING,
 )
 
 Screen = Literal["rate", "adjudicate", "audit"]
@@ -218,9 +220,7 @@ class AnswerLedger:
         self._decided: set[str] = set()
         self._audited_by: dict[str, set[str]] = defaultdict(set)
 
-    def set_candidates(
-        self, response_ids: Iterable[str], sampled: Iterable[str] = ()
-    ) -> None:
+    def set_candidates(self, response_ids: Iterable[str], sampled: Iterable[str] = ()) -> None:
         """Replace the responses offered for audit and recount.
 
         Args:
@@ -275,9 +275,7 @@ class AnswerLedger:
         marks = self._marks.get(response_id, {})
         if response_id in self._sampled:
             # An audited sample item is decided by a person, not by the program it audits.
-            return any(
-                m.value in DECIDING_ANSWERS and is_human_source(s) for s, m in marks.items()
-            )
+            return any(m.value in DECIDING_ANSWERS and is_human_source(s) for s, m in marks.items())
         return any(m.value in DECIDING_ANSWERS for m in marks.values())
 
 

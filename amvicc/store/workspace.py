@@ -300,7 +300,10 @@ class Store(Queries):
             conn.executemany(
                 "INSERT OR IGNORE INTO audit_samples (response_id, run_id, stratum, value, seed, "
                 "created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                [(s.response_id, s.run_id, s.stratum, s.value, s.seed, s.created_at) for s in samples],
+                [
+                    (s.response_id, s.run_id, s.stratum, s.value, s.seed, s.created_at)
+                    for s in samples
+                ],
             )
             return conn.total_changes - before
 

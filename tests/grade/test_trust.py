@@ -156,16 +156,16 @@ def test_amvicc_procedure_audit_and_agreement_end_to_end(
     agreement = report.grading_agreement
     pair = agreement[(agreement["first"] == EXTRACTOR_SOURCE) & (agreement["second"] == source)]
     assert pair["items"].tolist() == [37] and pair["percent"].tolist() == [1.0]
-    human = agreement[(agreement["first"] == EXTRACTOR_SOURCE) & (agreement["second"] == "human audit")]
+    human = agreement[
+        (agreement["first"] == EXTRACTOR_SOURCE) & (agreement["second"] == "human audit")
+    ]
     assert human["items"].tolist() == [10] and human["disagreements"].tolist() == [2]
     text = render_report(report, "md")
     assert "## Grading procedures" in text and "## Grading agreement" in text
     assert "## Audited error rates" in text and "| vlm | extractor | 20 | 10 | 2 | 20.0% |" in text
 
 
-def test_verdicts_of_an_older_extractor_are_read_again(
-    store: Store, catalogue: Catalogue
-) -> None:
+def test_verdicts_of_an_older_extractor_are_read_again(store: Store, catalogue: Catalogue) -> None:
     import json
 
     from amvicc.extract import EXTRACTOR_VERSION
