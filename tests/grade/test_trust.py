@@ -194,3 +194,24 @@ def test_verdicts_of_an_older_extractor_are_read_again(store: Store, catalogue: 
     assert sorted(v.value for v in current.values()) == ["a", "b"]
     # Once re-read, grading again adds nothing.
     assert grade_run(store, run.run_id).reread == 0
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--audit-fraction", "2"], "--audit-fraction 2.0 is not between 0 and 1"),
+        (["--all"], "--all and --judge-template need a judge model"),
+        (["--judge", "m", "--judge-template", "nowhere.jinja"], "nowhere.jinja does not exist"),
+    ],
+)
+def test_bad_grading_options_are_one_line_exit_2(
+    store: Store,
+    catalogue: Catalogue,
+    capsys: pytest.CaptureFixture[str],
+    extra: list[str],
+    message: str,
+) -> None:
+    answered(store, catalogue, {1: "(a)"})
+    assert main(["grade", "--store", str(store.root), "-q", *extra]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1
