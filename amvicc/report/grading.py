@@ -24,6 +24,7 @@ from amvicc.agreement import cohen_kappa_from_table
 from amvicc.report.items import (
     DECIDED_ANSWERS,
     Items,
+    answer_column,
     answer_values,
     resolve_votes,
     roles,
@@ -105,8 +106,9 @@ def grader_correctness(items: Items) -> pd.DataFrame:
     each LLM judge and procedure source, ``human audit``.
     """
     vlm = _vlm_items(items)
-    if vlm.empty or "answer" not in vlm.columns:
+    if vlm.empty:
         return pd.DataFrame(columns=["subject_id", "label", "question_index", "sample"])
+    vlm = vlm.assign(answer=answer_column(items))
     vlm = vlm[vlm["subject_id"] != ""]
     base = vlm[["subject_id", "label", "question_index", "sample", "answer"]].set_index(
         "subject_id"

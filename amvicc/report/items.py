@@ -418,8 +418,19 @@ def _answer_items(
     for policy, series in answers.items():
         mask = frame["label_policy"] == policy
         answer[mask] = frame.loc[mask, "question_index"].map(series).astype("object")
-    frame["answer"] = answer
     return _answer_outcomes(frame, chosen, graded, answer).drop(columns=["label_policy"])
+
+
+def answer_column(items: Items) -> pd.Series:
+    """The correct option of each VLM item under its entry's label policy (index as frame)."""
+    vlm = items.frame[items.frame["modality"] == "vlm"]
+    policies = {e.key: e.label_policy for e in items.entries if e.modality == "vlm"}
+    answers = _answers(set(policies.values()), items.catalogue)
+    out = pd.Series("", index=vlm.index, dtype="object")
+    for policy, series in answers.items():
+        mask = vlm["entry"].map(policies) == policy
+        out[mask] = vlm.loc[mask, "question_index"].map(series).astype("object")
+    return out
 
 
 def _answer_outcomes(
@@ -458,7 +469,7 @@ def source_answer_items(items: Items, source: str) -> pd.DataFrame:
     own = verdicts[(verdicts["source"] == source) & verdicts["value"].isin(DECIDED_ANSWERS)]
     chosen = frame["subject_id"].map(_latest_per_subject(own))
     graded = frame["subject_id"].isin(set(verdicts.loc[verdicts["source"] == source, "subject_id"]))
-    return _answer_outcomes(frame, chosen, graded, frame["answer"].astype("object"))
+    return _answer_outcomes(frame, chosen, graded, answer_column(items))
 
 
 def category_sort_key(codes: pd.Series) -> pd.Series:
