@@ -437,7 +437,7 @@ def _answer_outcomes(
     frame: pd.DataFrame, chosen: pd.Series, graded: pd.Series, answer: pd.Series
 ) -> pd.DataFrame:
     """Fill ``value``, ``outcome`` and ``reason`` of answer items from the option chosen."""
-    denied = chosen.fillna("").astype(str).str.startswith("not_")
+    denied = chosen.astype("object").fillna("").astype(str).str.startswith("not_")
     reason = np.select(
         [
             frame["subject_id"] == "",
