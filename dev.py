@@ -3,6 +3,7 @@
 
     python3 dev.py demo    # the main job, offline, on embedded defaults
     python3 dev.py test    # ruff, mypy, lint-imports and the test suite (what CI runs)
+    python3 dev.py lowest  # the fast tests on the lowest versions pyproject.toml allows (CI too)
 
 Only Python 3.11+ and pip are needed. Set AMVICC_TORCH to install another torch build
 (default: torch==2.13.0, the CPU build these machines carry; on a GPU machine use your CUDA one).
@@ -22,6 +23,8 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / "python"
+LOWEST = ROOT / ".venv-lowest"
+LOWEST_PYTHON = LOWEST / ("Scripts" if os.name == "nt" else "bin") / "python"
 
 
 def _run(*command: str | Path, **kwargs: object) -> None:
@@ -84,7 +87,31 @@ def test() -> None:
     _run(PYTHON, "-m", "pytest", *sys.argv[2:])
 
 
-TASKS = {"demo": demo, "test": test}
+def lowest() -> None:
+    """The fast tests in a second environment holding the lowest allowed direct dependencies.
+
+    A floor in pyproject.toml is a promise; this keeps it. uv resolves every direct dependency
+    to its lowest allowed version (``--resolution lowest-direct``), except torch, which stays
+    at the build AMVICC_TORCH names (default: the CPU build these machines carry): an old torch
+    from the index pulls gigabytes of CUDA libraries.
+    """
+    if not LOWEST_PYTHON.exists():
+        print(f"creating {LOWEST}", flush=True)
+        venv.create(LOWEST, with_pip=True)
+    pip = [LOWEST_PYTHON, "-m", "pip", "install", "--disable-pip-version-check", "-q"]
+    _run(*pip, os.environ.get("AMVICC_TORCH", "torch==2.13.0"), "uv")
+    probe = [LOWEST_PYTHON, "-c", "import torch; print(torch.__version__.split('+')[0])"]
+    version = subprocess.run(probe, capture_output=True, text=True, check=True).stdout.strip()
+    override = LOWEST / "torch-override.txt"
+    override.write_text(f"torch=={version}\n")
+    uv = [LOWEST_PYTHON, "-m", "uv", "pip", "install", "--python", LOWEST_PYTHON, "-q"]
+    _run(*uv, "--resolution", "lowest-direct", "--override", override, "-e", ".[test]")
+    _run(LOWEST_PYTHON, "-m", "uv", "pip", "list", "--python", LOWEST_PYTHON)
+    marks = "not slow and not browser"
+    _run(LOWEST_PYTHON, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", marks, *sys.argv[2:])
+
+
+TASKS = {"demo": demo, "test": test, "lowest": lowest}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in TASKS:

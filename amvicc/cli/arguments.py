@@ -303,9 +303,10 @@ def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--judge-template",
-        type=Path,
-        metavar="FILE",
-        help="jinja2 template for the chosen mode (default: prompts/grade_judge_<mode>.jinja)",
+        metavar="FILE|amvicc",
+        help="jinja2 template for the chosen mode (default: prompts/grade_judge_<mode>.jinja), "
+        "or 'amvicc': AMVICC's own GPT-4 grading procedure (yes/no, temperature 0.2, its "
+        "prompts), which grades every reply under its own source",
     )
     group.add_argument(
         "--judge-temperature",
@@ -323,9 +324,12 @@ def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
 def llm_judge_options(args: argparse.Namespace) -> LLMJudgeOptions | None:
     """The LLM judge :func:`add_judge_arguments` asked for, or None."""
     if not args.judge:
+        if getattr(args, "all", False) or args.judge_template:
+            raise UserError("--all and --judge-template need a judge model: add --judge MODEL")
         return None
-    from amvicc.grade.options import JudgeSettings, LLMJudgeOptions
+    from amvicc.grade.options import PROCEDURES, JudgeSettings, LLMJudgeOptions
 
+    template: str | None = args.judge_template
     return LLMJudgeOptions(
         model=args.judge,
         settings=JudgeSettings(
@@ -341,5 +345,7 @@ def llm_judge_options(args: argparse.Namespace) -> LLMJudgeOptions | None:
             timeout=args.timeout,
             max_retries=args.max_retries,
         ),
-        template=args.judge_template,
+        template=Path(template) if template and template not in PROCEDURES else None,
+        procedure=template if template in PROCEDURES else None,
+        all_replies=bool(getattr(args, "all", False)),
     )

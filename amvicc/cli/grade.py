@@ -28,6 +28,30 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         help="the catalogue the run used, if it moved (default: the one the run recorded)",
     )
     add_judge_arguments(parser)
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="the LLM judge grades every reply, not only those the extractor left undecided",
+    )
+    audit = parser.add_argument_group("human audit sample of the automatic decisions")
+    audit.add_argument(
+        "--audit-fraction",
+        type=float,
+        default=0.1,
+        metavar="F",
+        help="share of each run's extractor- and judge-decided replies drawn (default: 0.1)",
+    )
+    audit.add_argument(
+        "--audit-minimum",
+        type=int,
+        default=20,
+        metavar="N",
+        help="at least this many per run and stage, or all when fewer (default: 20)",
+    )
+    audit.add_argument("--audit-seed", type=int, default=0, metavar="S", help="default: 0")
+    audit.add_argument(
+        "--no-audit-sample", action="store_true", help="draw no audit sample this time"
+    )
     add_api_arguments(parser, endpoint=False)
 
 
@@ -38,18 +62,22 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         "amvicc grade --run answer-openai-gpt-4o-1a2b3c4d",
         "amvicc grade --judge openai:gpt-4o-mini --judge-mode yesno",
         "amvicc grade --judge qwen2.5:7b --judge-base-url http://127.0.0.1:11434/v1",
+        "amvicc grade --judge openai:gpt-4 --all --judge-template amvicc   # AMVICC's procedure",
     ),
     configure=_configure,
 )
 def run(args: argparse.Namespace) -> int:
     """Grade the chosen runs and print what each stage decided."""
-    from amvicc.grade.options import GradeOptions
+    from amvicc.grade.options import AuditSampleOptions, GradeOptions
     from amvicc.grade.runner import run_grade
 
     options = GradeOptions(
         run_ids=tuple(args.run) if args.run else None,
         catalogue=args.catalogue,
         judge=llm_judge_options(args),
+        audit=None
+        if args.no_audit_sample
+        else AuditSampleOptions(args.audit_fraction, args.audit_minimum, args.audit_seed),
         progress=not args.quiet,
     )
     summary = run_grade(options, store=open_store(args))

@@ -127,7 +127,10 @@ class DiffusersBackend:
             cls = pipeline_class(self.spec)
             scheduler_class = self._scheduler_class()
             source = smoke_model_path(self.spec.smoke) if self.spec.smoke else str(self.spec.repo)
-            kwargs: dict[str, Any] = {"dtype": getattr(torch, self.dtype)}
+            import diffusers
+
+            wanted = getattr(torch, self.dtype)
+            kwargs: dict[str, Any] = {dtype_argument(diffusers.__version__): wanted}
             if self.revision:
                 kwargs["revision"] = self.revision
             if self.spec.variant:
@@ -147,6 +150,7 @@ class DiffusersBackend:
                 raise UserError(
                     f"cannot load {source} as {self.spec.pipeline}: {_one_line(err)}"
                 ) from None
+            check_loaded_dtype(pipe, wanted, self.dtype)
             scheduler = self.spec.scheduler
             if scheduler is not None:
                 cls = scheduler_class or type(pipe.scheduler)
@@ -385,6 +389,43 @@ def _causes(err: BaseException) -> Iterator[BaseException]:
     while seen is not None:
         yield seen
         seen = seen.__cause__ or seen.__context__
+
+
+def dtype_argument(version: str) -> str:
+    """The ``from_pretrained`` keyword this diffusers release reads the weights' dtype from.
+
+    diffusers 0.40 reads ``dtype`` (and refuses ``torch_dtype`` beside it); 0.36 to 0.39 read
+    only ``torch_dtype`` and silently ignore ``dtype``, so a pipeline asked for bfloat16 would
+    load in float32 (twice the memory) while the run records bfloat16.
+    """
+    from packaging.version import Version
+
+    return "dtype" if Version(version).release[:2] >= (0, 40) else "torch_dtype"
+
+
+def check_loaded_dtype(pipe: Any, wanted: torch.dtype, name: str) -> None:
+    """Fail loudly when a loaded pipeline's weights are not in the dtype the run records.
+
+    Raises:
+        UserError: a component holds its weights in another dtype.
+    """
+    import torch
+
+    wrong = []
+    for component, module in sorted(getattr(pipe, "components", {}).items()):
+        if not isinstance(module, torch.nn.Module):
+            continue
+        dtypes = {p.dtype for p in module.parameters() if p.is_floating_point()}
+        # Some models keep a few layers in float32 on purpose (T5's feed-forward output):
+        # what must not happen is a component with no weight in the requested dtype.
+        if dtypes and wanted not in dtypes:
+            found = ", ".join(sorted(str(d).removeprefix("torch.") for d in dtypes))
+            wrong.append(f"{component} ({found})")
+    if wrong:
+        raise UserError(
+            f"asked for {name} weights, but diffusers loaded {'; '.join(wrong)}; the run would "
+            "record the wrong dtype, so nothing was generated (check the diffusers version)"
+        )
 
 
 def _one_line(err: BaseException) -> str:

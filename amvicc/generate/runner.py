@@ -97,7 +97,10 @@ def run_generate(
     spec = RunSpec(
         stage="generate",
         model=backend.spec.name,
-        outputs={**backend.outputs, **seeding},
+        # The catalogue's content is part of the images' identity: a reworded catalogue (a
+        # prompt variant) is a run of its own, side by side with the baseline, never
+        # replacing its images.
+        outputs={**backend.outputs, **seeding, "catalogue_sha256": catalogue.sha256},
         settings={**backend.settings, "batch_size": options.batch_size},
         label_policy=catalogue.label_policy,
         catalogue_sha256=catalogue.sha256,

@@ -1,10 +1,15 @@
 """Three-stage grading of stored responses: extractor, LLM judge, human audit.
 
-1. The deterministic extractor reads every successful response (source ``extractor``).
+1. The deterministic extractor reads every successful response (source ``extractor``). A
+   response whose stored extractor verdict came from an older extractor version is read again
+   and gets a new row (the old one stays as history); the summary says how many changed.
 2. An LLM judge, if given, reads only what the extractor left undecided (source
-   ``llm-judge:<model>``); it never overrides the extractor.
+   ``llm-judge:<model>``); it never overrides the extractor. With ``all_replies`` it reads
+   every reply (its verdicts still never override the extractor's); a grading procedure
+   (``amvicc``) always does, under its own source, and never decides the three-stage verdict.
 3. What is still undecided is the human audit queue (``Store.undecided_responses``), shown by
-   the scoring UI.
+   the scoring UI; so is a seeded, stratified sample of the automatic decisions (per run:
+   extractor-decided and LLM-judge-decided), whose audit gives each stage's error rate.
 
 Grading reads only the store: re-grading sends no request to the answering model, and a
 response already judged under the same judge settings is not sent to the judge again. Verdicts
@@ -17,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -28,11 +34,13 @@ from amvicc.api import gather_bounded
 from amvicc.catalogue import Catalogue, LabelPolicy, Option, Question, load_catalogue
 from amvicc.errors import UserError
 from amvicc.extract import EXTRACTOR_VERSION, extract_choice
-from amvicc.provenance import canonical_json
+from amvicc.provenance import canonical_json, derive_seed
 from amvicc.store import (
     ADJUDICATION_PREFIX,
+    DECIDING_ANSWERS,
     EXTRACTOR_SOURCE,
     LLM_JUDGE_PREFIX,
+    AuditSampleRecord,
     ResponseRecord,
     RunRecord,
     Store,
@@ -42,8 +50,9 @@ from amvicc.store import (
 
 if TYPE_CHECKING:
     from amvicc.grade.llm_judge import LLMJudge
+    from amvicc.grade.options import AuditSampleOptions
 
-DECIDED = ("a", "b", "no_answer")
+DECIDED = DECIDING_ANSWERS
 
 
 @dataclass(frozen=True)
@@ -80,6 +89,10 @@ class RunGrades:
     correct: int = 0
     scored: int = 0
     verdicts_added: int = 0
+    reread: int = 0
+    reread_changed: int = 0
+    audit_drawn: Counter[str] = field(default_factory=Counter)
+    judge_source: str | None = None
 
     def lines(self) -> list[str]:
         """A short human-readable account, one fact a line."""
@@ -90,14 +103,26 @@ class RunGrades:
             + (f", {self.failed} failed requests not graded" if self.failed else ""),
             f"  extractor   (a) {ex['a']}  (b) {ex['b']}  undecided {ex['undecided']}",
         ]
+        if self.reread:
+            lines.append(
+                f"  extractor v{EXTRACTOR_VERSION} re-read {self.reread} replies an older version "
+                f"graded: {self.reread_changed} changed (new rows; the old ones stay as history)"
+            )
         if self.judge_asked or self.judge_reused or self.judge_errors:
             jv = self.judge_values
+            no = jv["not_a"] + jv["not_b"]
             lines.append(
-                f"  llm judge   asked {self.judge_asked} (reused {self.judge_reused}): "
-                f"(a) {jv['a']}  (b) {jv['b']}  no answer {jv['no_answer']}  "
-                f"unparseable {jv['undecided']}  errors {self.judge_errors}"
+                f"  llm judge   {self.judge_source}: asked {self.judge_asked} (reused "
+                f"{self.judge_reused}): (a) {jv['a']}  (b) {jv['b']}  no answer {jv['no_answer']}  "
+                + (f"not the shown answer {no}  " if no else "")
+                + f"unparseable {jv['undecided']}  errors {self.judge_errors}"
             )
         lines.append(f"  audit queue {self.audit_queue} undecided (rate them in `amvicc score`)")
+        if self.audit_drawn:
+            drawn = ", ".join(
+                f"{n} {stratum}-decided" for stratum, n in sorted(self.audit_drawn.items())
+            )
+            lines.append(f"  audit sample drew {drawn} (audit them in `amvicc score`)")
         if self.scored:
             lines.append(
                 f"  accuracy    {self.correct}/{self.scored} = {self.correct / self.scored:.3f} "
@@ -183,6 +208,7 @@ def grade_run(
     judge: LLMJudge | None = None,
     catalogue: Catalogue | None = None,
     progress: bool = False,
+    audit_sample: AuditSampleOptions | None = None,
 ) -> RunGrades:
     """Grade a run's current responses in three stages (see the module docstring).
 
@@ -192,6 +218,7 @@ def grade_run(
         judge: the LLM judge for extractor-undecided responses (None: stage 2 is skipped).
         catalogue: the run's catalogue (default: the one it recorded).
         progress: show a progress bar while the judge works.
+        audit_sample: draw the human audit sample of this run's automatic decisions.
     """
     run = store.run(run_id)
     catalogue = catalogue or run_catalogue(run)
@@ -203,6 +230,7 @@ def grade_run(
     rules: Counter[str] = Counter()
     undecided: list[ResponseRecord] = []
     verdicts: list[VerdictRecord] = []
+    reread = reread_changed = 0
     latest = store.latest_verdicts_by_response(run_id)
     for response in answered:
         extraction = extract_choice(response.text, questions[response.response_id])
@@ -211,8 +239,13 @@ def grade_run(
         if extraction.choice is None:
             undecided.append(response)
         stored = [v for v in latest.get(response.response_id, ()) if v.source == EXTRACTOR_SOURCE]
-        if stored and stored[-1].value == extraction.value:
-            continue  # a re-grade that changes nothing adds nothing
+        if stored:
+            version = json.loads(stored[-1].detail_json).get("extractor_version", 1)
+            older = version < EXTRACTOR_VERSION
+            reread += older
+            reread_changed += older and stored[-1].value != extraction.value
+            if stored[-1].value == extraction.value and not older:
+                continue  # a re-grade that changes nothing adds nothing
         verdicts.append(
             VerdictRecord(
                 source=EXTRACTOR_SOURCE,
@@ -227,21 +260,36 @@ def grade_run(
     added = store.add_verdicts(verdicts, skip_unchanged=False)
 
     judged = _JudgeTally()
-    if judge is not None and undecided:
-        judged = asyncio.run(_judge(store, run_id, judge, undecided, questions, latest, progress))
+    targets = answered if judge is not None and judge.all_replies else undecided
+    if judge is not None and judge.procedure is not None:
+        # A procedure grades against the correct answer; replies without one are not its.
+        targets = [
+            r for r in targets if correct_option(store, r, questions[r.response_id]) is not None
+        ]
+    if judge is not None and targets:
+        judged = asyncio.run(_judge(store, run_id, judge, targets, questions, latest, progress))
         added += judged.added
 
     latest = store.latest_verdicts_by_response(run_id)
     audit = correct = scored = 0
+    strata: dict[str, list[tuple[str, str]]] = {"extractor": [], "llm-judge": []}
     for response in answered:
-        value, _ = final_verdict(latest.get(response.response_id, []))
+        value, source = final_verdict(latest.get(response.response_id, []))
         if value == "undecided":
             audit += 1
             continue
+        if source == EXTRACTOR_SOURCE:
+            strata["extractor"].append((response.response_id, value))
+        elif source is not None and source.startswith(LLM_JUDGE_PREFIX):
+            strata["llm-judge"].append((response.response_id, value))
         right = correct_option(store, response, questions[response.response_id])
-        if right is not None:
+        outcome = answer_correct(value, right.label if right is not None else None)
+        if outcome is not None:
             scored += 1
-            correct += value == right.label
+            correct += outcome
+    drawn: Counter[str] = Counter()
+    if audit_sample is not None:
+        drawn = draw_audit_sample(store, run_id, strata, audit_sample)
     return RunGrades(
         run_id=run_id,
         model=run.model,
@@ -258,7 +306,61 @@ def grade_run(
         correct=correct,
         scored=scored,
         verdicts_added=added,
+        reread=reread,
+        reread_changed=reread_changed,
+        audit_drawn=drawn,
+        judge_source=judge.source if judge is not None else None,
     )
+
+
+def answer_correct(value: str, answer: str | None) -> bool | None:
+    """Whether a verdict value is the correct answer; None when it cannot tell.
+
+    ``a`` / ``b`` against the answer; ``no_answer`` is not correct; a yes/no judge's
+    ``not_x`` is wrong when x is the answer and says nothing otherwise (the judge was shown
+    another answer, under another label policy).
+    """
+    if answer is None or value not in DECIDED:
+        return None
+    if value.startswith("not_"):
+        return False if value == f"not_{answer}" else None
+    return value == answer
+
+
+def draw_audit_sample(
+    store: Store,
+    run_id: str,
+    strata: dict[str, list[tuple[str, str]]],
+    options: AuditSampleOptions,
+) -> Counter[str]:
+    """Draw the seeded, stratified human audit sample of a run's automatic decisions.
+
+    Each stratum's responses are ordered by a hash of (seed, response id), and the first
+    ``max(ceil(fraction * n), minimum)`` (at most n) are drawn: the same seed draws the same
+    responses, and a response graded later does not reshuffle those drawn before.
+
+    Returns:
+        How many responses were newly drawn, per stratum.
+    """
+    already = {s.response_id for s in store.audit_samples([run_id])}
+    new: list[AuditSampleRecord] = []
+    drawn: Counter[str] = Counter()
+    for stratum, members in strata.items():
+        if not members:
+            continue
+        size = min(len(members), max(math.ceil(options.fraction * len(members)), options.minimum))
+        ordered = sorted(members, key=lambda m: derive_seed(options.seed, "audit", m[0]))
+        taken = sum(1 for m in ordered if m[0] in already)
+        for response_id, value in ordered:
+            if taken >= size:
+                break
+            if response_id in already:
+                continue
+            new.append(AuditSampleRecord(response_id, run_id, stratum, value, options.seed))
+            taken += 1
+            drawn[stratum] += 1
+    store.add_audit_samples(new)
+    return drawn
 
 
 def _question(catalogue: Catalogue, response: ResponseRecord) -> Question:

@@ -5,10 +5,17 @@ Two modes, each a jinja2 template users can replace:
 - ``choice``: which option did the response choose? The judge replies ``A``, ``B`` or ``NONE``
   (the response chose neither, refused or could not decide: verdict ``no_answer``).
 - ``yesno``: in the spirit of MMVP's GPT grader, the judge sees the correct answer and replies
-  ``yes`` or ``no``. ``yes`` is recorded as the correct option, ``no`` as the other one (MMVP
-  counts a response that is not correct as wrong); ``judged_correct`` in the verdict's detail
-  keeps the judge's own word. Replies to questions without a known correct answer (images from
-  implicit prompts) are judged in ``choice`` mode.
+  ``yes`` or ``no``. ``yes`` is recorded as the option it was shown; ``no`` as ``not_a`` or
+  ``not_b``: the reply is not that option, which is all the judge said. It is never recorded as
+  the other option, because the correct option depends on the label policy: under the other
+  policy (MMVP's original labels differ at 99/100/279/280) a "no" would turn into a correct
+  answer. The report computes correctness under its own policy (a ``not_x`` is wrong when x is
+  the answer, and tells nothing otherwise). ``judged_correct`` in the verdict's detail keeps the
+  judge's own word. Replies to questions without a known correct answer (images from implicit
+  prompts) are judged in ``choice`` mode.
+
+A procedure (``amvicc``: AMVICC's own GPT-4 grader, word for word) grades every reply in yes/no
+mode with its own template, system prompt and temperature, under its own verdict source.
 
 A judge reply that does not parse is stored as ``undecided`` — never as a wrong answer — and the
 response goes on to the human audit queue. Model, prompt, temperature, seed and the raw reply
@@ -23,18 +30,21 @@ from pathlib import Path
 from typing import Any
 
 from amvicc.api import ApiSettings
-from amvicc.catalogue import Option, OptionLabel, Question
+from amvicc.catalogue import Option, Question
+from amvicc.errors import UserError
 from amvicc.grade.options import (
     JUDGE_MODES,
     JUDGE_TEMPLATES,
+    PROCEDURE_TEMPERATURE,
+    PROCEDURES,
     JudgeMode,
     JudgeSettings,
     LLMJudgeOptions,
 )
 from amvicc.provenance import config_key, derive_seed
-from amvicc.store import AnswerVerdictValue, llm_judge_source
+from amvicc.store import AnswerVerdictValue, llm_judge_source, procedure_source
 from amvicc.vlm import VLM, Reply, open_vlm
-from amvicc.vlm.prompting import PromptTemplate, load_template
+from amvicc.vlm.prompting import PromptTemplate, load_template, render_with_system
 
 
 @dataclass(frozen=True)
@@ -87,15 +97,26 @@ class LLMJudge:
     """
 
     def __init__(
-        self, vlm: VLM, settings: JudgeSettings, templates: dict[JudgeMode, PromptTemplate]
+        self,
+        vlm: VLM,
+        settings: JudgeSettings,
+        templates: dict[JudgeMode, PromptTemplate],
+        *,
+        procedure: str | None = None,
+        all_replies: bool = False,
     ) -> None:
         self.vlm = vlm
         self.settings = settings
         self.templates = templates
+        self.procedure = procedure
+        # A procedure grades every reply: that is what makes its numbers its own.
+        self.all_replies = all_replies or procedure is not None
 
     @property
     def source(self) -> str:
-        """The verdict source: ``llm-judge:<model>``."""
+        """The verdict source: ``llm-judge:<model>``, or ``procedure:<name>:<model>``."""
+        if self.procedure is not None:
+            return procedure_source(self.procedure, self.vlm.name)
         return llm_judge_source(self.vlm.name)
 
     @property
@@ -112,6 +133,7 @@ class LLMJudge:
                 "temperature": self.settings.temperature,
                 "seed": self.settings.seed,
                 "max_tokens": self.settings.max_tokens,
+                "procedure": self.procedure,
             }
         )
 
@@ -123,21 +145,30 @@ class LLMJudge:
         self, question: Question, response: str, correct: Option | None
     ) -> tuple[JudgeMode, str]:
         """The mode used for this response and the rendered prompt."""
-        mode: JudgeMode = self.settings.mode if correct is not None else "choice"
-        text = self.templates[mode].render(question=question, response=response, correct=correct)
+        mode, _, text = self._render(question, response, correct)
         return mode, text
+
+    def _render(
+        self, question: Question, response: str, correct: Option | None
+    ) -> tuple[JudgeMode, str | None, str]:
+        mode: JudgeMode = self.settings.mode if correct is not None else "choice"
+        system, text = render_with_system(
+            self.templates[mode], question=question, response=response, correct=correct
+        )
+        return mode, system, text
 
     async def judge(
         self, question: Question, response: str, correct: Option | None, *, response_id: str
     ) -> Judgement:
         """Ask the judge about one response."""
-        mode, prompt = self.prompt(question, response, correct)
+        mode, system, prompt = self._render(question, response, correct)
         reply = await self.vlm.ask(
             None,
             prompt,
             temperature=self.settings.temperature,
             max_tokens=self.settings.max_tokens,
             seed=self.seed_for(response_id),
+            system=system,
         )
         if not reply.ok or reply.text is None:
             return Judgement(None, mode, prompt, reply)
@@ -145,7 +176,7 @@ class LLMJudge:
             verdict = parse_yes_no(reply.text)
             if verdict is None:
                 return Judgement("undecided", mode, prompt, reply)
-            value = correct.label if verdict else _other(correct.label)
+            value: AnswerVerdictValue = correct.label if verdict else f"not_{correct.label}"  # type: ignore[assignment]
             return Judgement(value, mode, prompt, reply, judged_correct=verdict)
         return Judgement(parse_choice(reply.text) or "undecided", mode, prompt, reply)
 
@@ -190,10 +221,6 @@ def _first_line(reply: str) -> str:
     return ""
 
 
-def _other(label: OptionLabel) -> OptionLabel:
-    return "b" if label == "a" else "a"
-
-
 def open_judge(
     model: str,
     settings: JudgeSettings,
@@ -213,13 +240,46 @@ def open_judge(
     return LLMJudge(open_vlm(model, api=api), settings, loaded)
 
 
+def open_procedure(options: LLMJudgeOptions) -> LLMJudge:
+    """Open a published grading procedure (``amvicc``) run by ``options.model``.
+
+    Its template and temperature are the procedure's own; the mode is yes/no.
+
+    Raises:
+        UserError: the procedure is unknown, or the model cannot be opened.
+    """
+    name = options.procedure or ""
+    if name not in PROCEDURES:
+        raise UserError(
+            f"--judge-template {name!r} names no grading procedure; known: {', '.join(PROCEDURES)}"
+            " (or give a .jinja file)"
+        )
+    template = load_template(None, default=PROCEDURES[name])
+    settings = JudgeSettings(
+        mode="yesno",
+        temperature=PROCEDURE_TEMPERATURE[name],
+        seed=options.settings.seed,
+        max_tokens=options.settings.max_tokens,
+    )
+    return LLMJudge(
+        open_vlm(options.model, api=options.api),
+        settings,
+        {"yesno": template, "choice": load_template(None, default=JUDGE_TEMPLATES["choice"])},
+        procedure=name,
+    )
+
+
 def open_llm_judge(options: LLMJudgeOptions) -> LLMJudge:
     """Open the judge :class:`~amvicc.grade.options.LLMJudgeOptions` describe.
 
     Raises:
         UserError: the model or the template cannot be opened.
     """
+    if options.procedure is not None:
+        return open_procedure(options)
     templates: dict[JudgeMode, str | Path | None] | None = (
         {options.settings.mode: options.template} if options.template else None
     )
-    return open_judge(options.model, options.settings, api=options.api, templates=templates)
+    judge = open_judge(options.model, options.settings, api=options.api, templates=templates)
+    judge.all_replies = options.all_replies
+    return judge

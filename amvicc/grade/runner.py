@@ -37,7 +37,12 @@ def run_grade(
         catalogue = run_catalogue(record, options.catalogue)
         graded.append(
             grade_run(
-                store, record.run_id, judge=judge, catalogue=catalogue, progress=options.progress
+                store,
+                record.run_id,
+                judge=judge,
+                catalogue=catalogue,
+                progress=options.progress,
+                audit_sample=options.audit,
             )
         )
     return GradeSummary(tuple(graded))

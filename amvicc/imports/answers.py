@@ -16,9 +16,10 @@ same reports as any answer run. Formats, detected from the file name and its fir
   failed request, never as an answer.
 - ``amvicc-graded``: AMVICC's graded results JSON (a list, or ``detailed_results`` of their
   grader's output) with ``question_id``, ``model_response`` and ``gpt_grade``: the replies, plus
-  each ``gpt_grade`` yes/no as an LLM-judge verdict of its own source
-  (``llm-judge:gpt_grade@<file>``): ``yes`` is the option AMVICC graded against
-  (``correct_answer``, else MMVP's label), ``no`` the other one, anything else ``undecided``.
+  each ``gpt_grade`` yes/no as a verdict of AMVICC's grading procedure, a source of its own
+  (``procedure:amvicc:gpt_grade@<file>``): ``yes`` is the option AMVICC graded against
+  (``correct_answer``, else MMVP's label), ``no`` is ``not_<that option>``, anything else
+  ``undecided``.
   Grading still runs the extractor first, so AMVICC's published grading can be compared with
   the extractor's.
 - ``lmms-eval``: the ``--log_samples`` JSONL of lmms-eval's ``mmvp`` task (``doc_id``,
@@ -71,8 +72,8 @@ from amvicc.store import (
     RunSpec,
     Store,
     VerdictRecord,
-    imported_judge_source,
     new_id,
+    procedure_source,
 )
 from amvicc.vlm.engine import response_file
 from amvicc.vlm.images import MMVP_IMAGE_KEY
@@ -769,7 +770,9 @@ def import_answer_file(
             request_json=canonical_json(request),
         )
         added.append((record, reply.record.raw))
-    source = imported_judge_source(GRADE_FIELD, answers.name) if _graded(answers) else None
+    source = (
+        procedure_source("amvicc", f"{GRADE_FIELD}@{answers.name}") if _graded(answers) else None
+    )
     verdicts = _grade_verdicts(answers, source, response_ids, spec.run_id) if source else []
     latest = (
         store.latest_response_values(source, [v.response_id or "" for v in verdicts])
@@ -839,14 +842,16 @@ def _graded(answers: AnswerFile) -> bool:
 def _grade_verdicts(
     answers: AnswerFile, source: str, response_ids: dict[int, str], run_id: str
 ) -> list[VerdictRecord]:
-    """The file's own yes/no grades as verdicts: yes is the graded-against option, no the other."""
+    """The file's own yes/no grades as verdicts: yes is the graded-against option, no ``not_`` it."""
     verdicts: list[VerdictRecord] = []
     for reply in answers.replies:
         if reply.grade is None or reply.text is None or reply.graded_against is None:
             continue
         word = reply.grade.strip().lower()
         against = reply.graded_against
-        value = {"yes": against, "no": "b" if against == "a" else "a"}.get(word, "undecided")
+        # "no" says only that the reply is not the graded-against option: not_<label>, so that
+        # the report decides correctness under its own label policy.
+        value = {"yes": against, "no": f"not_{against}"}.get(word, "undecided")
         detail: dict[str, Any] = {
             GRADE_FIELD: reply.grade,
             "graded_against": against,
@@ -917,12 +922,15 @@ def agreement_with_extractor(store: Store, run_id: str, source: str) -> tuple[in
     """How often the file's own grades pick the same option as the extractor.
 
     Read after grading (the extractor's verdicts are the grade stage's): over the replies both
-    decided (``a`` or ``b``), how many they agree on, and how many there are.
+    decided (``a`` or ``b``), how many they agree on, and how many there are. A grade's "no"
+    (``not_a``) names the other option here: MMVP's questions have two.
     """
+    other = {"not_a": "b", "not_b": "a"}
     agree = both = 0
     for verdicts in store.latest_verdicts_by_response(run_id).values():
         values = {v.source: v.value for v in verdicts}
         ours, extracted = values.get(source), values.get(EXTRACTOR_SOURCE)
+        ours = other.get(ours or "", ours)
         if ours in ("a", "b") and extracted in ("a", "b"):
             both += 1
             agree += ours == extracted

@@ -19,6 +19,7 @@ from amvicc import __version__
 from amvicc.catalogue import Catalogue
 from amvicc.report.entries import ModelEntry
 from amvicc.report.gallery import GalleryItem, failing_examples
+from amvicc.report.grading import audit_error_table, grading_agreement_table, procedure_table
 from amvicc.report.items import Items, collect_items
 from amvicc.report.methods import Methods, describe_methods
 from amvicc.report.metrics import (
@@ -48,6 +49,9 @@ class Report:
         agreement: agreement between human raters.
         judges: automatic image judges against the resolved human verdicts.
         judge_metrics: the image models' metrics as each automatic judge would give them.
+        procedures: each VLM under the three-stage grading and each grading procedure.
+        grading_agreement: extractor, LLM judges, procedures and human audit, pair by pair.
+        audit_errors: each automatic grading stage's error rate in the human audit sample.
         gallery: failing images and answers to look at.
     """
 
@@ -64,6 +68,9 @@ class Report:
     agreement: pd.DataFrame
     judges: pd.DataFrame
     judge_metrics: pd.DataFrame
+    procedures: pd.DataFrame
+    grading_agreement: pd.DataFrame
+    audit_errors: pd.DataFrame
     gallery: tuple[GalleryItem, ...]
     methods: Methods
     version: str = __version__
@@ -117,6 +124,9 @@ def build_report(
         bar.set_postfix_str(steps[3])
         judges = judge_agreement_table(items)
         judge_metrics = judge_metric_table(_images_only(items), options)
+        procedures = procedure_table(items, options)
+        grading_agreement = grading_agreement_table(items)
+        audit_errors = audit_error_table(store, items, options.confidence)
         bar.update()
         bar.set_postfix_str(steps[4])
         gallery = failing_examples(store, items, options.gallery)
@@ -138,6 +148,9 @@ def build_report(
         agreement=agreement,
         judges=judges,
         judge_metrics=judge_metrics,
+        procedures=procedures,
+        grading_agreement=grading_agreement,
+        audit_errors=audit_errors,
         gallery=tuple(gallery),
         methods=methods,
     )

@@ -16,8 +16,10 @@ Which verdict decides an item:
   the automatic judges' majority elsewhere.
 - answers: the option chosen comes from a human audit (adjudicated, else the auditors'
   majority), else the extractor, else the LLM judges' majority; the answer is correct when
-  that option is the question's answer under the run's label policy. ``no_answer``, an
-  undecided response and a failed request are missing.
+  that option is the question's answer under the label policy the report uses (the run's, or
+  ``--original-labels``). A yes/no judge's ``not_x`` is wrong when x is that answer; when x is
+  not (the judge was shown the other policy's answer) it says nothing, and the item is
+  missing. ``no_answer``, an undecided response and a failed request are missing.
 
 Everything is vectorised with pandas (the same rule as :func:`amvicc.agreement.resolve`,
 checked against it in the tests), so 360,000 verdicts take well under a second.
@@ -34,10 +36,10 @@ from amvicc.catalogue import CATEGORIES, PROMPT_KINDS, Catalogue, LabelPolicy, l
 from amvicc.errors import UserError
 from amvicc.report.entries import ModelEntry, entry_keys, load_entries, with_samples
 from amvicc.report.options import ANY_VERDICTS, HUMAN_VERDICTS, ReportOptions
-from amvicc.store import JUDGE_PREFIX, Store, VerdictSubject, source_role
+from amvicc.store import DECIDING_ANSWERS, JUDGE_PREFIX, Store, VerdictSubject, source_role
 
 MMVP_IMAGE_KEY = "mmvp"
-DECIDED_ANSWERS = ("a", "b", "no_answer")
+DECIDED_ANSWERS = DECIDING_ANSWERS
 CATEGORY_ORDER = {c.code: i for i, c in enumerate(CATEGORIES)}
 
 
@@ -63,6 +65,7 @@ MISSING_REASONS = {
     "not_graded": "the answer was never graded",
     "undecided": "no grader could tell which option was chosen",
     "no_answer": "the VLM chose no option",
+    "other_labels": "a yes/no judge said only that the reply is not the other label policy's answer",
 }
 
 
@@ -415,6 +418,26 @@ def _answer_items(
     for policy, series in answers.items():
         mask = frame["label_policy"] == policy
         answer[mask] = frame.loc[mask, "question_index"].map(series).astype("object")
+    return _answer_outcomes(frame, chosen, graded, answer).drop(columns=["label_policy"])
+
+
+def answer_column(items: Items) -> pd.Series:
+    """The correct option of each VLM item under its entry's label policy (index as frame)."""
+    vlm = items.frame[items.frame["modality"] == "vlm"]
+    policies = {e.key: e.label_policy for e in items.entries if e.modality == "vlm"}
+    answers = _answers(set(policies.values()), items.catalogue)
+    out = pd.Series("", index=vlm.index, dtype="object")
+    for policy, series in answers.items():
+        mask = vlm["entry"].map(policies) == policy
+        out[mask] = vlm.loc[mask, "question_index"].map(series).astype("object")
+    return out
+
+
+def _answer_outcomes(
+    frame: pd.DataFrame, chosen: pd.Series, graded: pd.Series, answer: pd.Series
+) -> pd.DataFrame:
+    """Fill ``value``, ``outcome`` and ``reason`` of answer items from the option chosen."""
+    denied = chosen.astype("object").fillna("").astype(str).str.startswith("not_")
     reason = np.select(
         [
             frame["subject_id"] == "",
@@ -422,8 +445,9 @@ def _answer_items(
             chosen.isna() & ~graded,
             chosen.isna(),
             chosen == "no_answer",
+            denied & (chosen != "not_" + answer),
         ],
-        ["not_answered", "error", "not_graded", "undecided", "no_answer"],
+        ["not_answered", "error", "not_graded", "undecided", "no_answer", "other_labels"],
         "",
     )
     frame["value"] = chosen.where(chosen.notna(), None).astype("object")
@@ -431,7 +455,21 @@ def _answer_items(
         reason != "", "missing", np.where(chosen == answer, "correct", "incorrect")
     )
     frame["reason"] = reason
-    return frame.drop(columns=["label_policy"])
+    return frame
+
+
+def source_answer_items(items: Items, source: str) -> pd.DataFrame:
+    """The VLM items as one verdict source alone decides them (e.g. a grading procedure).
+
+    The same slots, answers and outcome rules as :attr:`Items.frame`; only the option chosen
+    comes from ``source``'s latest verdict (an item it never judged is ``not_graded``).
+    """
+    frame = items.frame[items.frame["modality"] == "vlm"].copy()
+    verdicts = items.response_verdicts
+    own = verdicts[(verdicts["source"] == source) & verdicts["value"].isin(DECIDED_ANSWERS)]
+    chosen = frame["subject_id"].map(_latest_per_subject(own))
+    graded = frame["subject_id"].isin(set(verdicts.loc[verdicts["source"] == source, "subject_id"]))
+    return _answer_outcomes(frame, chosen, graded, answer_column(items))
 
 
 def category_sort_key(codes: pd.Series) -> pd.Series:

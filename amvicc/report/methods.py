@@ -92,6 +92,7 @@ ROLE_WORDS = {
     "rater": "human rater",
     "judge": "automatic image judge",
     "llm-judge": "LLM answer judge",
+    "procedure": "grading procedure (LLM, every reply)",
     "extractor": "answer extractor",
     "other": "other",
 }

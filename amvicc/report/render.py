@@ -150,6 +150,9 @@ def to_json(report: Report) -> str:
         "agreement": _records(report.agreement),
         "judge_validation": _records(report.judges),
         "judge_metrics": _records(report.judge_metrics),
+        "grading_procedures": _records(report.procedures, drop=()),
+        "grading_agreement": _records(report.grading_agreement, drop=()),
+        "audit_errors": _records(report.audit_errors, drop=()),
         "methods": {
             "runs": [asdict(r) for r in report.methods.runs],
             "sources": [asdict(s) for s in report.methods.sources],
@@ -316,6 +319,18 @@ def _view(report: Report, *, html: bool) -> dict[str, Any]:
                 if not report.judge_metrics.empty
                 else []
             )
+        ],
+        "procedures": [
+            {**row, "name": _name(row["label"], smoke.get(row["label"], False))}
+            for row in _records(report.procedures)
+        ],
+        "grading_agreement": [
+            {**row, "name": _name(row["label"], smoke.get(row["label"], False))}
+            for row in _records(report.grading_agreement)
+        ],
+        "audit_errors": [
+            {**row, "name": _name(row["label"], smoke.get(row["label"], False))}
+            for row in _records(report.audit_errors)
         ],
         "gallery": report.gallery,
         "methods": report.methods,

@@ -183,7 +183,9 @@ class ScoringDesk:
                 return
             self._poll()
             self._answers.update((item.response_id, item) for item in fresh)
-            self._answer_ledger.set_candidates(self._answers)
+            self._answer_ledger.set_candidates(
+                self._answers, (r for r, item in self._answers.items() if item.sampled)
+            )
 
     # navigation and verdicts
 

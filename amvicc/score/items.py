@@ -60,12 +60,14 @@ class AnswerItem:
         question: the question the model was asked.
         image_path: the image the model saw, relative to the workspace (None when unknown).
         text: the model's reply, verbatim.
+        sampled: drawn from the automatic decisions for audit (not left undecided).
     """
 
     response_id: str
     question: Question
     image_path: str | None
     text: str
+    sampled: bool = False
 
 
 def load_image_items(
@@ -118,14 +120,18 @@ def load_image_items(
 
 
 def load_answer_items(store: Store, catalogue: Catalogue) -> tuple[AnswerItem, ...]:
-    """The responses no grader could decide (``Store.undecided_responses``): the audit queue.
+    """The audit queue: undecided responses and the audit sample of automatic decisions.
 
-    Responses from runs made from another catalogue are left out with a warning.
+    Responses no grader could decide (``Store.undecided_responses``), and the sample drawn
+    for audit (``Store.audit_sample_responses``). The sampled items say so (``sampled``), never what the program decided: the audit is
+    blind. Responses from runs made from another catalogue are left out with a warning.
     """
     runs: dict[str, RunRecord] = {}
     items: list[AnswerItem] = []
     skipped = 0
-    for response in store.undecided_responses():
+    sampled = store.audit_sample_responses()
+    drawn = {r.response_id for r in sampled}
+    for response in [*store.undecided_responses(), *sampled]:
         run = runs.get(response.run_id)
         if run is None:
             run = runs[response.run_id] = store.run(response.run_id)
@@ -144,6 +150,7 @@ def load_answer_items(store: Store, catalogue: Catalogue) -> tuple[AnswerItem, .
                 question=_question(catalogue, response.question_index, run),
                 image_path=image_path,
                 text=response.text,
+                sampled=response.response_id in drawn,
             )
         )
     if skipped:

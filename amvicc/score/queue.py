@@ -10,7 +10,9 @@ Three queues share this machinery, one per screen of the app:
 - :class:`RatingQueue`: images still short of ``raters_per_item`` raters, plus those the rater
   already rated (so previous / next can revisit them).
 - :class:`AdjudicationQueue`: fully rated images whose raters disagree.
-- :class:`AuditQueue`: VLM answers no grader decided, plus those the rater decided.
+- :class:`AuditQueue`: VLM answers no grader decided, the seeded sample of automatic
+  decisions drawn for audit (pending until a person audits them), plus those the rater
+  decided.
 
 Each rater walks a queue in their own seeded random order (:class:`Order`), so raters do not
 see the images model by model and two raters rarely work on the same image at once.
@@ -33,14 +35,18 @@ from amvicc.store import (
     VerdictRow,
     adjudication_source,
     human_source,
+    is_human_source,
     is_rater_source,
+)
+from amvicc.store import (
+    DECIDING_ANSWERS as _DECIDING,
 )
 
 Screen = Literal["rate", "adjudicate", "audit"]
 Direction = Literal[-1, 1]
 
 #: Answer verdicts that decide a response (``undecided`` does not).
-DECIDING_ANSWERS = frozenset({"a", "b", "no_answer"})
+DECIDING_ANSWERS = frozenset(_DECIDING)
 
 
 @dataclass(frozen=True)
@@ -209,13 +215,21 @@ class AnswerLedger:
     def __init__(self) -> None:
         self._marks: dict[str, dict[str, Mark]] = defaultdict(dict)
         self._candidates: frozenset[str] = frozenset()
+        self._sampled: frozenset[str] = frozenset()
         self.version = 0
         self._decided: set[str] = set()
         self._audited_by: dict[str, set[str]] = defaultdict(set)
 
-    def set_candidates(self, response_ids: Iterable[str]) -> None:
-        """Replace the responses offered for audit and recount."""
+    def set_candidates(self, response_ids: Iterable[str], sampled: Iterable[str] = ()) -> None:
+        """Replace the responses offered for audit and recount.
+
+        Args:
+            response_ids: every response offered.
+            sampled: those drawn from the automatic decisions: they wait for a person even
+                though a program decided them.
+        """
         self._candidates = frozenset(response_ids)
+        self._sampled = frozenset(sampled) & self._candidates
         self.version += 1
         self._decided = {r for r in self._candidates if self._decides(r)}
         self._audited_by.clear()
@@ -258,7 +272,11 @@ class AnswerLedger:
         return Progress(done, done + len(self._candidates) - len(self._decided))
 
     def _decides(self, response_id: str) -> bool:
-        return any(m.value in DECIDING_ANSWERS for m in self._marks.get(response_id, {}).values())
+        marks = self._marks.get(response_id, {})
+        if response_id in self._sampled:
+            # An audited sample item is decided by a person, not by the program it audits.
+            return any(m.value in DECIDING_ANSWERS and is_human_source(s) for s, m in marks.items())
+        return any(m.value in DECIDING_ANSWERS for m in marks.values())
 
 
 @dataclass(frozen=True)
@@ -435,7 +453,7 @@ class AdjudicationQueue(Queue):
 
 
 class AuditQueue(Queue):
-    """VLM answers no grader decided, and those the rater decided."""
+    """VLM answers no grader decided, the audit sample, and those the rater decided."""
 
     screen = "audit"
     values = ("a", "b", "no_answer")

@@ -220,3 +220,23 @@ def check_verdict(verdict: VerdictRecord) -> None:
     allowed = IMAGE_VERDICTS if verdict.image_id is not None else ANSWER_VERDICTS
     if verdict.value not in allowed:
         raise ValueError(f"verdict value {verdict.value!r} is not one of {', '.join(allowed)}")
+
+
+@dataclass(frozen=True)
+class AuditSampleRecord:
+    """One automatic decision drawn for the human audit (GRIP's stage 3).
+
+    Attributes:
+        response_id: the response whose decision is audited.
+        run_id: its answer run.
+        stratum: the stage that decided it: ``extractor`` or ``llm-judge``.
+        value: the decision when it was drawn.
+        seed: the seed of the draw.
+    """
+
+    response_id: str
+    run_id: str
+    stratum: str
+    value: str
+    seed: int
+    created_at: str = field(default_factory=utc_now)

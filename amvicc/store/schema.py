@@ -19,10 +19,42 @@ RunStatus = Literal["running", "finished", "failed", "interrupted"]
 ImageStatus = Literal["ok", "failed", "refused", "external"]
 ResponseStatus = Literal["ok", "error"]
 ImageVerdictValue = Literal["correct", "incorrect", "cant_tell", "undecided"]
-AnswerVerdictValue = Literal["a", "b", "undecided", "no_answer"]
+# ``not_a`` / ``not_b``: a yes/no judge said the reply is not (a) / (b), the answer it was shown
+# as correct; which option the reply chose, it did not say (see amvicc.grade.llm_judge).
+AnswerVerdictValue = Literal["a", "b", "undecided", "no_answer", "not_a", "not_b"]
+AuditStratum = Literal["extractor", "llm-judge"]
 
 IMAGE_VERDICTS: tuple[str, ...] = get_args(ImageVerdictValue)
 ANSWER_VERDICTS: tuple[str, ...] = get_args(AnswerVerdictValue)
+AUDIT_STRATA: tuple[str, ...] = get_args(AuditStratum)
+#: Answer verdicts that decide a response (``undecided`` does not).
+DECIDING_ANSWERS: tuple[str, ...] = ("a", "b", "no_answer", "not_a", "not_b")
+
+_VERDICTS_TABLE = """CREATE TABLE verdicts (
+            verdict_id INTEGER PRIMARY KEY AUTOINCREMENT,
+            image_id TEXT REFERENCES images(image_id),
+            response_id TEXT REFERENCES responses(response_id),
+            source TEXT NOT NULL,
+            value TEXT NOT NULL,
+            run_id TEXT REFERENCES runs(run_id),
+            rubric_version TEXT,
+            comment TEXT,
+            detail_json TEXT NOT NULL DEFAULT '{}',
+            created_at TEXT NOT NULL,
+            CHECK ((image_id IS NULL) <> (response_id IS NULL)),
+            CHECK (image_id IS NULL OR value IN ('correct', 'incorrect', 'cant_tell', 'undecided')),
+            CHECK (response_id IS NULL OR value IN (%s))
+        )"""
+_VERDICT_INDEXES = (
+    "CREATE INDEX verdicts_image ON verdicts(image_id, source)",
+    "CREATE INDEX verdicts_response ON verdicts(response_id, source)",
+    "CREATE INDEX verdicts_source ON verdicts(source)",
+)
+_CURRENT_VERDICTS = """CREATE VIEW current_verdicts AS
+            SELECT verdicts.* FROM verdicts JOIN (
+                SELECT MAX(verdict_id) AS latest FROM verdicts
+                GROUP BY image_id, response_id, source
+            ) ON verdicts.verdict_id = latest"""
 
 # Each migration is a list of statements taking the schema from version i to i + 1.
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
@@ -92,29 +124,29 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
                 SELECT MAX(rowid) AS latest FROM responses
                 GROUP BY config_key, question_index, image_key, sample
             ) ON responses.rowid = latest""",
-        """CREATE TABLE verdicts (
-            verdict_id INTEGER PRIMARY KEY AUTOINCREMENT,
-            image_id TEXT REFERENCES images(image_id),
-            response_id TEXT REFERENCES responses(response_id),
-            source TEXT NOT NULL,
+        _VERDICTS_TABLE % "'a', 'b', 'undecided', 'no_answer'",
+        *_VERDICT_INDEXES,
+        _CURRENT_VERDICTS,
+    ),
+    # 2: yes/no judges' "not (a)" / "not (b)" (correctness depends on the label policy, so it is
+    # computed when reporting); the human audit sample of automatic decisions.
+    (
+        "DROP VIEW current_verdicts",
+        "ALTER TABLE verdicts RENAME TO verdicts_v1",
+        _VERDICTS_TABLE % "'a', 'b', 'undecided', 'no_answer', 'not_a', 'not_b'",
+        "INSERT INTO verdicts SELECT * FROM verdicts_v1",
+        "DROP TABLE verdicts_v1",
+        *_VERDICT_INDEXES,
+        _CURRENT_VERDICTS,
+        """CREATE TABLE audit_samples (
+            response_id TEXT PRIMARY KEY REFERENCES responses(response_id),
+            run_id TEXT NOT NULL REFERENCES runs(run_id),
+            stratum TEXT NOT NULL CHECK (stratum IN ('extractor', 'llm-judge')),
             value TEXT NOT NULL,
-            run_id TEXT REFERENCES runs(run_id),
-            rubric_version TEXT,
-            comment TEXT,
-            detail_json TEXT NOT NULL DEFAULT '{}',
-            created_at TEXT NOT NULL,
-            CHECK ((image_id IS NULL) <> (response_id IS NULL)),
-            CHECK (image_id IS NULL OR value IN ('correct', 'incorrect', 'cant_tell', 'undecided')),
-            CHECK (response_id IS NULL OR value IN ('a', 'b', 'undecided', 'no_answer'))
+            seed INTEGER NOT NULL,
+            created_at TEXT NOT NULL
         )""",
-        "CREATE INDEX verdicts_image ON verdicts(image_id, source)",
-        "CREATE INDEX verdicts_response ON verdicts(response_id, source)",
-        "CREATE INDEX verdicts_source ON verdicts(source)",
-        """CREATE VIEW current_verdicts AS
-            SELECT verdicts.* FROM verdicts JOIN (
-                SELECT MAX(verdict_id) AS latest FROM verdicts
-                GROUP BY image_id, response_id, source
-            ) ON verdicts.verdict_id = latest""",
+        "CREATE INDEX audit_samples_run ON audit_samples(run_id, stratum)",
     ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)

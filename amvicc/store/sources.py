@@ -3,9 +3,10 @@
 A verdict's ``source`` names its author. People: ``human:<rater>`` (the scoring UI),
 ``sheet:<file>:<rater>`` (an imported grade sheet) and ``adjudication:<rater>`` (settles a
 disagreement). Programs: ``extractor`` (reads the option out of a VLM's reply),
-``llm-judge:<model>`` (an LLM reading the reply; ``llm-judge:<grade>@<file>`` when its grades
-were made elsewhere and imported with the replies) and ``judge:<method>:<model>`` (an automatic
-image judge). Stages build sources only with these functions, so the report can tell their
+``llm-judge:<model>`` (an LLM reading the reply), ``procedure:<name>:<model>`` (an LLM grading
+every reply under a published procedure, e.g. AMVICC's own, kept apart from the three-stage
+grading; ``procedure:amvicc:gpt_grade@<file>`` when those grades were made elsewhere and
+imported with the replies) and ``judge:<method>:<model>`` (an automatic image judge). Stages build sources only with these functions, so the report can tell their
 roles apart (:func:`source_role`).
 """
 
@@ -19,9 +20,12 @@ SHEET_PREFIX = "sheet:"
 ADJUDICATION_PREFIX = "adjudication:"
 JUDGE_PREFIX = "judge:"
 LLM_JUDGE_PREFIX = "llm-judge:"
+PROCEDURE_PREFIX = "procedure:"
 HUMAN_SOURCE_PREFIXES = (HUMAN_PREFIX, SHEET_PREFIX, ADJUDICATION_PREFIX)
 
-SourceRole = Literal["rater", "adjudication", "judge", "llm-judge", "extractor", "other"]
+SourceRole = Literal[
+    "rater", "adjudication", "judge", "llm-judge", "procedure", "extractor", "other"
+]
 
 
 def human_source(rater: str) -> str:
@@ -44,14 +48,13 @@ def llm_judge_source(model: str) -> str:
     return f"{LLM_JUDGE_PREFIX}{model}"
 
 
-def imported_judge_source(grade: str, file: str) -> str:
-    """The source of answer verdicts an LLM judge gave elsewhere, imported from a file.
+def procedure_source(procedure: str, model: str) -> str:
+    """The source of an answer verdict from a grading procedure run by an LLM (every reply).
 
-    Args:
-        grade: what the file calls the grade, e.g. ``gpt_grade`` (AMVICC's GPT-4 grader).
-        file: the file's name, so grades of two files stay apart.
+    Its own source, so that the report can show a model under that procedure beside the
+    three-stage grading, and how far the two agree.
     """
-    return f"{LLM_JUDGE_PREFIX}{grade}@{file}"
+    return f"{PROCEDURE_PREFIX}{procedure}:{model}"
 
 
 def image_judge_source(method: str, model: str) -> str:
@@ -73,7 +76,8 @@ def source_role(source: str) -> SourceRole:
     """What a verdict source does.
 
     A human ``rater`` (``human:*``, ``sheet:*``), an ``adjudication``, an automatic image
-    ``judge``, an ``llm-judge`` of answers, the answer ``extractor``, or ``other``.
+    ``judge``, an ``llm-judge`` of answers, a grading ``procedure``, the answer ``extractor``,
+    or ``other``.
     """
     if source.startswith(ADJUDICATION_PREFIX):
         return "adjudication"
@@ -83,6 +87,8 @@ def source_role(source: str) -> SourceRole:
         return "judge"
     if source.startswith(LLM_JUDGE_PREFIX):
         return "llm-judge"
+    if source.startswith(PROCEDURE_PREFIX):
+        return "procedure"
     if source == EXTRACTOR_SOURCE:
         return "extractor"
     return "other"

@@ -30,6 +30,7 @@ from amvicc.errors import UserError
 from amvicc.provenance import canonical_json, package_versions
 from amvicc.store.queries import Queries
 from amvicc.store.records import (
+    AuditSampleRecord,
     ImageRecord,
     ResponseRecord,
     RunRecord,
@@ -276,15 +277,53 @@ class Store(Queries):
         """Graded responses that no verdict has decided yet: the human audit queue.
 
         A response is decided once any source (extractor, LLM judge, a person) gave it
-        ``a``, ``b`` or ``no_answer``; one never graded at all is not in the queue.
+        ``a``, ``b``, ``no_answer`` or a yes/no judge's ``not_a`` / ``not_b``; one never graded at all is not in the queue.
         """
         rows = self.connection().execute(
             """SELECT r.* FROM current_responses r
             WHERE r.status = 'ok'
               AND EXISTS (SELECT 1 FROM verdicts v WHERE v.response_id = r.response_id)
               AND NOT EXISTS (SELECT 1 FROM current_verdicts v WHERE v.response_id = r.response_id
-                              AND v.value IN ('a', 'b', 'no_answer'))
+                              AND v.value IN ('a', 'b', 'no_answer', 'not_a', 'not_b'))
             ORDER BY r.question_index, r.image_key, r.sample"""
+        )
+        return [record_from_row(ResponseRecord, r) for r in rows]
+
+    def add_audit_samples(self, samples: Sequence[AuditSampleRecord]) -> int:
+        """Add responses to the human audit sample; ones already drawn keep their first draw.
+
+        Returns:
+            How many were new.
+        """
+        with self.transaction() as conn:
+            before = conn.total_changes
+            conn.executemany(
+                "INSERT OR IGNORE INTO audit_samples (response_id, run_id, stratum, value, seed, "
+                "created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    (s.response_id, s.run_id, s.stratum, s.value, s.seed, s.created_at)
+                    for s in samples
+                ],
+            )
+            return conn.total_changes - before
+
+    def audit_samples(self, run_ids: Sequence[str] | None = None) -> list[AuditSampleRecord]:
+        """The audit sample (of these runs), in the order it was drawn."""
+        if run_ids is None:
+            rows = self.connection().execute("SELECT * FROM audit_samples ORDER BY rowid")
+        else:
+            marks = ",".join("?" * len(run_ids))
+            rows = self.connection().execute(
+                f"SELECT * FROM audit_samples WHERE run_id IN ({marks}) ORDER BY rowid",
+                list(run_ids),
+            )
+        return [record_from_row(AuditSampleRecord, r) for r in rows]
+
+    def audit_sample_responses(self) -> list[ResponseRecord]:
+        """The current responses drawn for the human audit (the scoring app's audit queue)."""
+        rows = self.connection().execute(
+            "SELECT r.* FROM current_responses r JOIN audit_samples a USING (response_id) "
+            "ORDER BY a.rowid"
         )
         return [record_from_row(ResponseRecord, r) for r in rows]
 

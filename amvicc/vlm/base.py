@@ -157,8 +157,12 @@ class VLM(ABC):
         temperature: float = 0.0,
         max_tokens: int = 512,
         seed: int | None = None,
+        system: str | None = None,
     ) -> Reply:
         """Ask about one image (or none, for a text-only judge) and return the reply.
+
+        ``system`` is a system prompt (a grading procedure such as AMVICC's has one); back ends
+        without system messages put it before the prompt.
 
         Failures the run should record and retry later come back as a :class:`Reply` with
         ``error`` set; mistakes no retry can fix (a rejected key, an unknown model) raise

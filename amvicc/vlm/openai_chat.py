@@ -86,6 +86,7 @@ class OpenAIChatVLM(VLM):
         temperature: float = 0.0,
         max_tokens: int = 512,
         seed: int | None = None,
+        system: str | None = None,
     ) -> Reply:
         """Send one chat request; see :meth:`VLM.ask`."""
         import openai
@@ -100,7 +101,11 @@ class OpenAIChatVLM(VLM):
         if encoded is not None:
             request.update(image_sha256=encoded.sha256, image_mime=encoded.mime)
 
-        body = {"model": self.model, "messages": [{"role": "user", "content": content}], **params}
+        messages: list[dict[str, Any]] = [{"role": "user", "content": content}]
+        if system is not None:
+            messages.insert(0, {"role": "system", "content": system})
+            request["system"] = system
+        body = {"model": self.model, "messages": messages, **params}
         started = time.perf_counter()
         try:
             response = await self.client().post(

@@ -61,6 +61,22 @@ class PromptTemplate:
             ) from None
 
 
+def render_with_system(template: PromptTemplate, **context: Any) -> tuple[str | None, str]:
+    """The template's system prompt (its top-level ``{% set system = ... %}``) and its text.
+
+    Raises:
+        UserError: the template uses a variable that is not given.
+    """
+    import jinja2
+
+    text = template.render(**context)
+    try:
+        system = getattr(template._compiled.make_module(context), "system", None)
+    except jinja2.UndefinedError as err:
+        raise UserError(f"template {template.name}: {err.message}") from None
+    return (str(system).strip() or None) if system is not None else None, text
+
+
 def load_template(path: str | Path | None, *, default: str) -> PromptTemplate:
     """Load a user's template file, or a shipped one.
 

@@ -180,8 +180,11 @@ class TransformersVLM(VLM):
         temperature: float = 0.0,
         max_tokens: int = 512,
         seed: int | None = None,
+        system: str | None = None,
     ) -> Reply:
         """Queue one question; it is answered in the next batch. See :meth:`VLM.ask`."""
+        if system is not None:
+            prompt = f"{system}\n\n{prompt}"
         loop = asyncio.get_running_loop()
         if self._loop is not loop:
             self._pending, self._drainer, self._loop = [], None, loop

@@ -3,7 +3,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -147,19 +146,34 @@ def test_parameters_from_the_command_line_define_a_new_configuration(
         assert opened.size == (32, 48)
 
 
-def test_an_edited_prompt_is_made_again(store: Store, few: Catalogue) -> None:
-    first = run_generate(_options(limit=2), store=store, catalogue=few)
-    question = few.question(1)
-    assert question.implicit_prompt is not None
-    reworded = replace(question, implicit_prompt=question.implicit_prompt + " at dusk")
-    edited = replace(few, questions=(reworded, *few.questions[1:]))
-    again = run_generate(_options(limit=2), store=store, catalogue=edited)
-    assert (again.run_id, again.made, again.skipped) == (first.run_id, 1, 1)
-    current = {
-        (i.question_index, i.prompt_kind): i.prompt for i in store.images(run_id=first.run_id)
-    }
-    assert current[(1, "implicit")] == reworded.implicit_prompt
-    assert current[(1, "explicit")] == question.explicit_prompt
+def test_a_prompt_variant_is_a_run_of_its_own_beside_the_baseline(
+    store: Store, tmp_path: Path
+) -> None:
+    from amvicc.report import build_report
+    from amvicc.resources import resource_dir
+
+    shipped = resource_dir("prompts") / "amvicc.csv"
+    baseline = load_catalogue(shipped).select(indices=range(1, 3))
+    reworded = tmp_path / "reworded.csv"
+    text = shipped.read_text(encoding="utf-8")
+    old = "generate a butterfly in a natural outdoor setting"
+    reworded.write_text(text.replace(old, old + " at dusk"), encoding="utf-8")
+    variant = load_catalogue(reworded).select(indices=range(1, 3))
+    first = run_generate(_options(), store=store, catalogue=baseline)
+    second = run_generate(_options(), store=store, catalogue=variant)
+    assert second.run_id != first.run_id and second.config_key != first.config_key
+    assert (second.made, second.skipped) == (4, 0)
+    # The baseline's images stay current, with the baseline's prompts.
+    current = store.images_frame()
+    ours = current[current["config_key"] == first.config_key]
+    assert len(ours) == 4 and set(ours["prompt"]) >= {old}
+    theirs = current[current["config_key"] == second.config_key]
+    assert set(theirs["prompt"]) >= {old + " at dusk"}
+    # The report shows both, side by side.
+    report = build_report(store, indices=frozenset({1, 2}), bootstrap=0, format="md")
+    assert {e.key for e in report.entries} == {first.config_key, second.config_key}
+    # Rerunning the baseline makes nothing.
+    assert run_generate(_options(), store=store, catalogue=baseline).made == 0
 
 
 def test_cli_writes_a_summary_and_resumes(

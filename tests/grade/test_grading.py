@@ -172,8 +172,8 @@ def test_yesno_mode_records_the_judges_word(
     # question 4's answer is (b) under the corrected labels: "yes" means the reply chose (b)
     assert verdicts[4][0].value == catalogue.question(4).answer
     assert json.loads(verdicts[4][0].detail_json)["judged_correct"] is True
-    # "no" on question 3 (answer (a)): the other option
-    assert verdicts[3][0].value == "b"
+    # "no" on question 3 (answer (a)): "not (a)", never "(b)" (the label-policy test says why)
+    assert verdicts[3][0].value == "not_a"
     assert json.loads(verdicts[3][0].detail_json)["judged_correct"] is False
 
 
@@ -268,5 +268,5 @@ def test_grade_cli(
     assert status == 0
     out = capsys.readouterr().out
     assert "extractor   (a) 1  (b) 1  undecided 3" in out
-    assert "llm judge   asked 3" in out and "audit queue 1" in out
+    assert "llm judge   llm-judge:judge-llm: asked 3" in out and "audit queue 1" in out
     assert len(judge_server.requests) == 3

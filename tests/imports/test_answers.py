@@ -197,7 +197,7 @@ def test_amvicc_graded_results_bring_gpt_grade_as_a_judge_of_its_own(
     args = ["import-answers", str(path), "--model", "grok-4", "--store", str(workspace)]
     assert main(args) == 0
     out = capsys.readouterr().out
-    source = "llm-judge:gpt_grade@evaluation_results_grok4.json"
+    source = "procedure:amvicc:gpt_grade@evaluation_results_grok4.json"
     assert f"and 8 verdict(s) as {source}" in out
     assert f"{source} and the extractor pick the same option for 6 of the 6" in out
     with Store(workspace) as store:
@@ -209,23 +209,35 @@ def test_amvicc_graded_results_bring_gpt_grade_as_a_judge_of_its_own(
         assert graded[3].value == "undecided"
         for index in (1, 2, 5, 6):
             question = few.question(index)
-            assert graded[index].value == pick(question)
-            assert json.loads(graded[index].detail_json)["judged_correct"] == (
-                pick(question) == question.mmvp_answer
-            )
+            detail = json.loads(graded[index].detail_json)
+            right = pick(question) == question.mmvp_answer
+            assert detail["judged_correct"] == right
+            # "no" says only that the reply is not the graded-against option
+            against = detail["graded_against"]
+            assert graded[index].value == (against if right else f"not_{against}")
         extracted = {
             by_response[v.response_id or ""].question_index: v.value
             for v in store.verdicts(source=EXTRACTOR_SOURCE)
         }
-        assert extracted[4] == "undecided"  # "Maybe." — the imported grade decides it
+        assert extracted[4] == "undecided"  # "Maybe.": left to the human audit
     rows = report_rows(workspace, capsys)
     (overall,) = [
         r
         for r in rows
         if r["model"] == "grok-4" and (r["category"], r["metric"]) == ("all", "individual")
     ]
-    # right: 1, 2, 5, 7, 8 by the extractor, and 4 ("Maybe.") by AMVICC's "yes" alone
-    assert (int(overall["correct"]), int(overall["total"])) == (6, 300)
+    # right: 1, 2, 5, 7, 8 by the extractor; AMVICC's grades never decide the three-stage
+    # grading (their "yes" on 4, "Maybe.", counts only under AMVICC's procedure)
+    assert (int(overall["correct"]), int(overall["total"])) == (5, 300)
+    with Store(workspace) as store:
+        from amvicc.report import ReportOptions, build_report
+
+        procedures = build_report(store, ReportOptions(bootstrap=0, gallery=0)).procedures
+    amvicc = procedures[
+        (procedures["grading"] == source) & (procedures["metric"] == "individual")
+    ].iloc[0]
+    # AMVICC's procedure: yes on 1, 2, 4, 5, 7, 8; "no" on 6, undecided on 3 (counted wrong)
+    assert (int(amvicc["correct"]), int(amvicc["total"])) == (6, 300)
     assert main(args) == 0
     assert "added 0 response(s) and 0 verdict(s)" in capsys.readouterr().out
 
