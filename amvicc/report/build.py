@@ -19,6 +19,7 @@ from amvicc import __version__
 from amvicc.catalogue import Catalogue
 from amvicc.report.entries import ModelEntry
 from amvicc.report.gallery import GalleryItem, failing_examples
+from amvicc.report.interaction import Interaction, interaction_table
 from amvicc.report.items import Items, collect_items
 from amvicc.report.methods import Methods, describe_methods
 from amvicc.report.metrics import (
@@ -27,11 +28,13 @@ from amvicc.report.metrics import (
     judge_metric_table,
     metric_table,
     missing_summary,
+    plain,
     rater_agreement,
     samples_table,
     shared_failure_modes,
 )
 from amvicc.report.options import ReportOptions
+from amvicc.report.robustness import robustness_table
 from amvicc.store import Store, utc_now
 
 
@@ -40,8 +43,9 @@ class Report:
     """Everything a report shows.
 
     Attributes:
-        metrics: :func:`~amvicc.report.metrics.metric_table` (the CSV's rows and more).
-        failures: the failing (model, category, metric) cells.
+        metrics: :func:`~amvicc.report.metrics.metric_table` of every entry, plain and
+            perturbed (``condition``), then the challenge rates: the CSV's rows and more.
+        failures: the failing (model, category, metric) cells of plain runs.
         shared: per category, the models of each modality that fail there.
         missing: missing items per model, kind, category and reason, with their indices.
         samples: mean@k and pass@k of models with several samples per slot.
@@ -49,6 +53,10 @@ class Report:
         judges: automatic image judges against the resolved human verdicts.
         judge_metrics: the image models' metrics as each automatic judge would give them.
         gallery: failing images and answers to look at.
+        interaction: the challenge arms: capitulation and correction, raw and adjusted, and
+            their counts (:mod:`~amvicc.report.interaction`).
+        robustness: each perturbed run beside its clean run on the same items
+            (:mod:`~amvicc.report.robustness`).
     """
 
     options: ReportOptions
@@ -66,6 +74,8 @@ class Report:
     judge_metrics: pd.DataFrame
     gallery: tuple[GalleryItem, ...]
     methods: Methods
+    interaction: Interaction
+    robustness: pd.DataFrame
     version: str = __version__
 
     @property
@@ -96,32 +106,45 @@ def build_report(
         **changes: :class:`ReportOptions` fields to override.
     """
     options = _options(options, changes)
-    steps = ("reading the workspace", "metrics", "agreement", "judges", "gallery", "methods")
+    steps = (
+        "reading the workspace",
+        "metrics",
+        "challenges and perturbations",
+        "agreement",
+        "judges",
+        "gallery",
+        "methods",
+    )
     # disable=None: no bar when stderr is not a terminal (logs, pipes, CI).
     disable = None if progress else True
     with tqdm(total=len(steps), desc="report", unit="step", disable=disable, leave=False) as bar:
         bar.set_postfix_str(steps[0])
         items = collect_items(store, options)
+        plain_items = _plain_only(items)
         bar.update()
         bar.set_postfix_str(steps[1])
         metrics = metric_table(items, options)
-        failures = failure_modes(metrics, options)
+        failures = failure_modes(plain(metrics), options)
         categories = [c.code for c in items.catalogue.categories()]
-        shared = shared_failure_modes(metrics, failures, categories)
-        missing = missing_summary(items)
-        samples = samples_table(items, metrics, options)
+        shared = shared_failure_modes(plain(metrics), failures, categories)
+        missing = missing_summary(plain_items)
+        samples = samples_table(plain_items, plain(metrics), options)
         bar.update()
         bar.set_postfix_str(steps[2])
-        agreement = rater_agreement(items)
+        interaction = interaction_table(store, items, options)
+        robustness = robustness_table(items, options)
         bar.update()
         bar.set_postfix_str(steps[3])
+        agreement = rater_agreement(plain_items)
+        bar.update()
+        bar.set_postfix_str(steps[4])
         judges = judge_agreement_table(items)
         judge_metrics = judge_metric_table(_images_only(items), options)
         bar.update()
-        bar.set_postfix_str(steps[4])
-        gallery = failing_examples(store, items, options.gallery)
-        bar.update()
         bar.set_postfix_str(steps[5])
+        gallery = failing_examples(store, plain_items, options.gallery)
+        bar.update()
+        bar.set_postfix_str(steps[6])
         methods = describe_methods(store, items)
         bar.update()
     return Report(
@@ -130,7 +153,7 @@ def build_report(
         store_root=str(store.root),
         catalogue=items.catalogue,
         entries=items.entries,
-        metrics=metrics,
+        metrics=with_interaction(metrics, interaction),
         failures=failures,
         shared=shared,
         missing=missing,
@@ -140,7 +163,27 @@ def build_report(
         judge_metrics=judge_metrics,
         gallery=tuple(gallery),
         methods=methods,
+        interaction=interaction,
+        robustness=robustness,
     )
+
+
+def with_interaction(metrics: pd.DataFrame, interaction: Interaction) -> pd.DataFrame:
+    """The metric rows, then the challenge rates in the same columns (the CSV's rows)."""
+    if interaction.metrics.empty:
+        return metrics
+    rows = interaction.metrics[list(metrics.columns)]
+    return pd.concat([metrics, rows], ignore_index=True)
+
+
+def _plain_only(items: Items) -> Items:
+    """The items of plain entries (no condition): what the main tables count."""
+    if all(not e.condition for e in items.entries):
+        return items
+    keys = {e.key for e in items.entries if not e.condition}
+    frame = items.frame[items.frame["entry"].isin(keys)]
+    entries = tuple(e for e in items.entries if e.key in keys)
+    return replace(items, frame=frame, entries=entries)
 
 
 def _images_only(items: Items) -> Items:
@@ -154,13 +197,18 @@ def compute_metrics(
 ) -> pd.DataFrame:
     """AMVICC's metrics for every model, per category and ``all``, as a tidy DataFrame.
 
-    Columns ``label, model, modality, smoke, samples, category, metric, value, correct,
-    total, missing, ci_low, ci_high`` (and ``entry``, the configuration key). Keyword
+    Columns ``label, model, modality, condition, smoke, samples, category, metric, value,
+    correct, total, missing, ci_low, ci_high`` (and ``entry``, the configuration key): every
+    row of the CSV. Perturbed runs give ``individual`` / ``pair`` rows with their condition
+    (``grain=0.1``); challenge arms give ``capitulation``, ``correction`` and their
+    ``_adjusted`` rows with the arm as condition; an empty condition is a plain run. Keyword
     arguments override :class:`ReportOptions` fields, e.g. ``missing="exclude"``,
     ``verdicts="judge:ocr:rapidocr"``, ``bootstrap=0``.
     """
     options = _options(options, changes)
-    return metric_table(collect_items(store, options), options)
+    items = collect_items(store, options)
+    metrics = metric_table(items, options)
+    return with_interaction(metrics, interaction_table(store, items, options))
 
 
 def judge_agreement(
