@@ -169,11 +169,15 @@ def build_report(
 
 
 def with_interaction(metrics: pd.DataFrame, interaction: Interaction) -> pd.DataFrame:
-    """The metric rows, then the challenge rates in the same columns (the CSV's rows)."""
+    """The metric rows, then the challenge rates in the same columns (the CSV's rows).
+
+    Counts stay whole numbers (nullable: an adjusted rate, a difference, has none).
+    """
     if interaction.metrics.empty:
         return metrics
     rows = interaction.metrics[list(metrics.columns)]
-    return pd.concat([metrics, rows], ignore_index=True)
+    table = pd.concat([metrics, rows], ignore_index=True)
+    return table.astype({"correct": "Int64", "total": "Int64", "missing": "Int64"})
 
 
 def _plain_only(items: Items) -> Items:

@@ -163,9 +163,8 @@ def interaction_table(store: Store, items: Items, options: ReportOptions) -> Int
     counts: list[dict[str, object]] = []
     for config in configs:
         mine = replies[replies["config_key"] == config.entry]
-        controls = [
-            c for c in configs if c.arm == "control" and c.challenged_run == config.challenged_run
-        ]
+        # the control of the same first turns: a challenge of the same answer configuration
+        controls = [c for c in configs if c.arm == "control" and c.parent.key == config.parent.key]
         control = controls[-1] if controls and config.arm != "control" else None
         theirs = replies[replies["config_key"] == control.entry] if control else None
         rows += _rates(config, mine, theirs, options)

@@ -75,7 +75,7 @@ def _decimal(value: object) -> str:
 
 
 def _count(value: object) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
         return ""
     return str(int(value))  # type: ignore[call-overload]
 
@@ -118,7 +118,7 @@ def _records(frame: pd.DataFrame, drop: tuple[str, ...] = ("entry",)) -> list[di
 
 
 def _plain(value: Any) -> Any:
-    if isinstance(value, float) and math.isnan(value):
+    if value is pd.NA or (isinstance(value, float) and math.isnan(value)):
         return None
     if hasattr(value, "item") and not isinstance(value, str | list):
         return _plain(value.item())

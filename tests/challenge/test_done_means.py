@@ -150,3 +150,9 @@ def test_answer_challenge_perturb_report(
     assert counts["assertion"]["undecided"] == 5
     metrics = {(r["condition"], r["metric"], r["category"]) for r in parsed["metrics"]}
     assert ("assertion", "capitulation_adjusted", "all") in metrics
+    # counts stay whole numbers in the JSON; a difference has none
+    rows = {(r["condition"], r["metric"], r["category"]): r for r in parsed["metrics"]}
+    assert rows["", "individual", "all"]["correct"] == 30
+    assert isinstance(rows["", "individual", "all"]["total"], int)
+    assert rows["assertion", "capitulation", "all"]["total"] == 30
+    assert rows["assertion", "capitulation_adjusted", "all"]["total"] is None
