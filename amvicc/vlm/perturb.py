@@ -2,9 +2,10 @@
 
 GRIP measures how accuracy falls as grain is added to the same images; ``amvicc answer
 --perturb grain:0.05,0.1,0.2`` asks the same questions about perturbed copies, one run per
-level. Every kind is a pure function of the image's bytes, the kind, the level and a seed, so
-the same image always gets the same perturbation on every machine (numpy's PCG64 stream and
-Pillow's encoders are stable), and a rerun resumes instead of asking about new images:
+level. Every kind is a pure function of the image's bytes, the kind, the level and a seed: the
+same image always gets the same pixels (numpy's PCG64 stream is stable across versions; the
+encoded file, hence its hash, is byte-identical for the same Pillow and zlib build). Replies are
+slotted by question, not by the perturbed file, so a rerun resumes either way:
 
 - ``grain:S``: additive Gaussian noise with standard deviation ``S × 255`` per channel and
   pixel, rounded and clipped to 0..255 (GRIP's grain). The noise is seeded by the image's
