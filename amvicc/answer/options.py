@@ -10,6 +10,7 @@ from amvicc.api import ApiSettings
 from amvicc.catalogue import PromptKind
 from amvicc.vlm.base import LocalSettings
 from amvicc.vlm.engine import SamplingParams
+from amvicc.vlm.perturb import Perturbation
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,8 @@ class AnswerOptions:
         repeats: samples per question (for mean@k and pass@k).
         sampling: temperature, reply length and base seed.
         limit: ask about the first ``limit`` images only.
+        perturbation: degrade every image before it is sent (``grain``, ``blur``, ``jpeg``,
+            ``downscale``); the run is its own run with this condition, next to the clean one.
         api: how to reach an OpenAI-compatible server.
         local: how to run a local model.
         run_name: the run's id (default: derived from the model and its configuration).
@@ -47,6 +50,7 @@ class AnswerOptions:
     repeats: int = 1
     sampling: SamplingParams = field(default_factory=SamplingParams)
     limit: int | None = None
+    perturbation: Perturbation | None = None
     api: ApiSettings = field(default_factory=ApiSettings)
     local: LocalSettings = field(default_factory=LocalSettings)
     run_name: str | None = None
@@ -67,6 +71,7 @@ class AnswerSummary:
         answered_now: of which got a reply.
         seconds: time spent asking.
         error_kinds: the commonest failure messages with their counts.
+        condition: the perturbation the images were given (``grain=0.1``); empty for none.
     """
 
     run_id: str
@@ -77,6 +82,7 @@ class AnswerSummary:
     answered_now: int
     seconds: float
     error_kinds: Counter[str] = field(default_factory=Counter)
+    condition: str = ""
 
     @property
     def failed(self) -> int:
@@ -88,9 +94,10 @@ class AnswerSummary:
         rate = ""
         if self.seconds > 0 and self.asked_now:
             rate = f", {self.answered_now / self.seconds:.1f}/s"
+        condition = f" [{self.condition}]" if self.condition else ""
         return [
-            f"answered {self.answered}/{self.items} ({self.asked_now} asked now{rate}); "
-            f"run {self.run_id} in {self.store_root}"
+            f"answered {self.answered}/{self.items}{condition} ({self.asked_now} asked now"
+            f"{rate}); run {self.run_id} in {self.store_root}"
         ]
 
     def error_lines(self) -> list[str]:

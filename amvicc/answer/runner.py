@@ -7,23 +7,27 @@ the run right after this one, so the two share nothing but the store.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from amvicc.answer.options import AnswerOptions, AnswerSummary
 from amvicc.catalogue import Catalogue, format_index_ranges
 from amvicc.errors import UserError
 from amvicc.resources import default_catalogue_path
-from amvicc.store import RunRecord, RunSpec, Store
+from amvicc.store import RunSpec, Store
 from amvicc.vlm.base import SMOKE_WARNING, VLM
-from amvicc.vlm.engine import AnswerEngine, EngineResult, WorkItem
+from amvicc.vlm.engine import AnswerEngine, WorkItem, answer_with_progress
 from amvicc.vlm.images import (
     ImageSet,
+    SourceImage,
     folder_images,
     generated_images,
     hf_dataset_images,
     with_input_path,
 )
+from amvicc.vlm.perturb import Perturbation
 from amvicc.vlm.prompting import ANSWER_TEMPLATE, PromptTemplate, load_template
 from amvicc.vlm.providers import open_vlm
 
@@ -53,6 +57,9 @@ def run_answer(
     template = load_template(options.template, default=ANSWER_TEMPLATE)
     image_set = _images(options, store, catalogue)
     images = image_set.images[: options.limit] if options.limit else image_set.images
+    extras: dict[str, dict[str, Any]] = {}
+    if options.perturbation is not None:
+        images, extras = _perturbed(images, options.perturbation)
     vlm = vlm or open_vlm(options.model, api=options.api, local=options.local)
     if vlm.smoke:
         log.warning("%s %s", vlm.name, SMOKE_WARNING)
@@ -68,7 +75,10 @@ def run_answer(
             sample=sample,
             image_id=image.image_id,
             input_path=image.input_path,
-            extra={"prompt_kind": image.prompt_kind} if image.prompt_kind else {},
+            extra={
+                **({"prompt_kind": image.prompt_kind} if image.prompt_kind else {}),
+                **extras.get(image.image.sha256, {}),
+            },
         )
         for image in map(with_input_path, images)
         for prompt in [template.render(question=catalogue.question(image.index))]
@@ -83,7 +93,7 @@ def run_answer(
         len(todo),
         f" ({done_before} of {len(items)} already answered)" if done_before else "",
     )
-    result = _answer(options, store, run, engine, todo)
+    result = answer_with_progress(engine, todo, progress=options.progress)
     failed = len(engine.pending(items))
     store.finish_run(
         run.run_id,
@@ -106,7 +116,28 @@ def run_answer(
         answered_now=result.answered,
         seconds=result.seconds,
         error_kinds=result.error_kinds,
+        condition=run.condition,
     )
+
+
+def _perturbed(
+    images: Sequence[SourceImage], perturbation: Perturbation
+) -> tuple[tuple[SourceImage, ...], dict[str, dict[str, Any]]]:
+    """The images as the model is to see them, and what each reply records about its image.
+
+    A perturbed image is a new file: it goes to the workspace under its own hash (the
+    generated image's path is not its place), and each reply names the image it came from.
+    """
+    changed: list[SourceImage] = []
+    extras: dict[str, dict[str, Any]] = {}
+    for image in images:
+        perturbed = perturbation.apply(image.image)
+        changed.append(replace(image, image=perturbed, input_path=None))
+        extras[perturbed.sha256] = {
+            "perturbation": perturbation.condition,
+            "source_image_sha256": image.image.sha256,
+        }
+    return tuple(changed), extras
 
 
 def _images(options: AnswerOptions, store: Store, catalogue: Catalogue) -> ImageSet:
@@ -133,7 +164,12 @@ def _images(options: AnswerOptions, store: Store, catalogue: Catalogue) -> Image
 def _spec(
     options: AnswerOptions, vlm: VLM, catalogue: Catalogue, template: PromptTemplate
 ) -> RunSpec:
-    """The run: what defines its replies (outputs) and what else is worth recording."""
+    """The run: what defines its replies (outputs) and what else is worth recording.
+
+    A perturbed run adds its perturbation to the outputs (a plain run's outputs, hence its id
+    and resumption, are what they always were) and records the configuration key of its
+    clean counterpart, so the report can put the two side by side item by item.
+    """
     sampling = options.sampling
     outputs: dict[str, Any] = {
         "images": f"generated:{options.generated}" if options.generated else "mmvp",
@@ -159,7 +195,7 @@ def _spec(
         "index": format_index_ranges(q.index for q in catalogue),
         "limit": options.limit,
     }
-    return RunSpec(
+    spec = RunSpec(
         stage="answer",
         model=options.model,
         outputs=outputs,
@@ -170,40 +206,18 @@ def _spec(
         command=options.command,
         name=options.run_name,
     )
+    if options.perturbation is None:
+        return spec
+    perturbation = options.perturbation
+    return replace(
+        spec,
+        outputs={**outputs, "perturbation": perturbation.describe()},
+        settings={**settings, "clean_config_key": spec.config_key},
+        condition=perturbation.condition,
+    )
 
 
 def _catalogue_file(catalogue: Catalogue) -> str | None:
     """The catalogue's absolute path, or None for the shipped one."""
     resolved = Path(catalogue.source).resolve()
     return None if resolved == default_catalogue_path().resolve() else str(resolved)
-
-
-def _answer(
-    options: AnswerOptions,
-    store: Store,
-    run: RunRecord,
-    engine: AnswerEngine,
-    todo: list[WorkItem],
-) -> EngineResult:
-    from tqdm import tqdm
-
-    bar = cast(
-        "tqdm[object]",
-        tqdm(
-            total=len(todo),
-            unit="req",
-            desc=engine.vlm.name,
-            disable=not options.progress or not todo,
-            dynamic_ncols=True,
-        ),
-    )
-    try:
-        return engine.answer_sync(todo, progress=bar)
-    except KeyboardInterrupt:
-        store.finish_run(run.run_id, "interrupted")
-        raise
-    except UserError:
-        store.finish_run(run.run_id, "failed")
-        raise
-    finally:
-        bar.close()

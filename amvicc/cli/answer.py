@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,9 +25,11 @@ from amvicc.cli.arguments import (
     positive_int,
 )
 from amvicc.cli.registry import verb
+from amvicc.errors import UserError
 
 if TYPE_CHECKING:
     from amvicc.answer.options import AnswerOptions
+    from amvicc.vlm.perturb import Perturbation
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
@@ -106,6 +109,25 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         help="base seed; each question's seed derives from it (default: 0)",
     )
 
+    perturb = parser.add_argument_group("perturbation (GRIP's grain robustness)")
+    perturb.add_argument(
+        "--perturb",
+        type=perturbation_levels,
+        action="append",
+        metavar="KIND:LEVELS",
+        help="degrade every image before it is sent, one run per level: grain:S (Gaussian "
+        "noise, std S x 255), blur:R (radius), jpeg:Q (quality), downscale:F (factor); "
+        "several levels as grain:0.05,0.1,0.2; repeatable",
+    )
+    perturb.add_argument(
+        "--perturb-seed",
+        type=int,
+        default=0,
+        metavar="S",
+        help="seeds the grain with each image's hash: the same image always gets the same "
+        "noise (default: 0)",
+    )
+
     add_api_arguments(parser)
     add_local_arguments(parser)
     add_judge_arguments(parser)
@@ -127,6 +149,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         "--images ~/data/MMVP --repeats 5 --temperature 0.7",
         "amvicc answer --model hf:llava-hf/llava-1.5-7b-hf --images ~/data/MMVP --batch-size 16",
         "amvicc answer --model tiny-llava --images ~/data/MMVP --index 1-20  # offline smoke test",
+        "amvicc answer --model openai:gpt-4o --images ~/data/MMVP --perturb grain:0.05,0.1,0.2",
     ),
     configure=_configure,
 )
@@ -141,25 +164,51 @@ def run(args: argparse.Namespace) -> int:
     from amvicc.grade.llm_judge import open_llm_judge
     from amvicc.grade.options import GradeOptions
     from amvicc.grade.runner import run_grade
+    from amvicc.vlm.providers import open_vlm
 
     catalogue = catalogue_from_args(args)
     options = answer_options(args)
+    perturbations = [
+        replace(p, seed=args.perturb_seed) for levels in args.perturb or () for p in levels
+    ]
+    if args.run and len(perturbations) > 1:
+        raise UserError(
+            f"--run names one run, but --perturb asks for {len(perturbations)} (one per "
+            "level); leave --run out"
+        )
     judge_options = llm_judge_options(args)
     # A bad judge setting fails before any request to the answering model.
     judge = open_llm_judge(judge_options) if judge_options else None
     store = open_store(args, create=True)
-    answered = run_answer(options, store=store, catalogue=catalogue)
-    # The whole run is graded, including questions answered by earlier, other selections.
-    graded = run_grade(
-        GradeOptions(run_ids=(answered.run_id,), progress=options.progress),
-        store=store,
-        judge=judge,
-    )
-    for line in [*answered.lines(), *graded.lines()]:
-        print(line)
-    for line in answered.error_lines():
-        print(line, file=sys.stderr)
-    return 1 if answered.failed else 0
+    # One model for every level: a local model's weights load once.
+    vlm = open_vlm(options.model, api=options.api, local=options.local) if perturbations else None
+    failed = 0
+    for perturbation in perturbations or [None]:
+        answered = run_answer(
+            replace(options, perturbation=perturbation), store=store, catalogue=catalogue, vlm=vlm
+        )
+        # The whole run is graded, including questions answered by earlier, other selections.
+        graded = run_grade(
+            GradeOptions(run_ids=(answered.run_id,), progress=options.progress),
+            store=store,
+            judge=judge,
+        )
+        for line in [*answered.lines(), *graded.lines()]:
+            print(line)
+        for line in answered.error_lines():
+            print(line, file=sys.stderr)
+        failed += answered.failed
+    return 1 if failed else 0
+
+
+def perturbation_levels(text: str) -> tuple[Perturbation, ...]:
+    """An argparse type: ``KIND:LEVEL[,LEVEL...]`` as perturbations (seeded later)."""
+    from amvicc.vlm.perturb import parse_perturbations
+
+    try:
+        return parse_perturbations(text)
+    except UserError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def answer_options(args: argparse.Namespace) -> AnswerOptions:

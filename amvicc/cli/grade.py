@@ -19,7 +19,10 @@ from amvicc.cli.registry import verb
 def _configure(parser: argparse.ArgumentParser) -> None:
     add_store_argument(parser)
     add_run_argument(
-        parser, help="answer run to grade; repeatable (default: every answer run)", many=True
+        parser,
+        help="answer or challenge run to grade; repeatable (default: every answer and "
+        "challenge run)",
+        many=True,
     )
     parser.add_argument(
         "--catalogue",

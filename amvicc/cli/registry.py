@@ -16,8 +16,10 @@ from dataclasses import dataclass
 VERB_MODULES: dict[str, str] = {
     "prompts": "amvicc.cli.prompts",
     "models": "amvicc.cli.models",
+    "runs": "amvicc.cli.runs",
     "generate": "amvicc.cli.generate",
     "answer": "amvicc.cli.answer",
+    "challenge": "amvicc.cli.challenge",
     "grade": "amvicc.cli.grade",
     "judge": "amvicc.cli.judge",
     "score": "amvicc.cli.score",

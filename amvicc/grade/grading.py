@@ -24,35 +24,29 @@ import asyncio
 import json
 import math
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from amvicc.agreement import resolve
 from amvicc.api import gather_bounded
-from amvicc.catalogue import Catalogue, LabelPolicy, Option, Question, load_catalogue
+from amvicc.catalogue import Catalogue, Option, Question
 from amvicc.errors import UserError
 from amvicc.extract import EXTRACTOR_VERSION, extract_choice
 from amvicc.provenance import canonical_json, derive_seed
 from amvicc.store import (
-    ADJUDICATION_PREFIX,
-    DECIDING_ANSWERS,
     EXTRACTOR_SOURCE,
     LLM_JUDGE_PREFIX,
     AuditSampleRecord,
     ResponseRecord,
-    RunRecord,
     Store,
     VerdictRecord,
-    is_human_source,
 )
+from amvicc.vlm.replies import DECIDED, final_verdict, run_catalogue
 
 if TYPE_CHECKING:
     from amvicc.grade.llm_judge import LLMJudge
     from amvicc.grade.options import AuditSampleOptions
 
-DECIDED = DECIDING_ANSWERS
+__all__ = ["DECIDED", "RunGrades", "correct_option", "final_verdict", "grade_run", "run_catalogue"]
 
 
 @dataclass(frozen=True)
@@ -131,28 +125,6 @@ class RunGrades:
         return lines
 
 
-def run_catalogue(run: RunRecord, path: str | Path | None = None) -> Catalogue:
-    """The catalogue a run was answered with, under the run's label policy.
-
-    Args:
-        run: the run.
-        path: a catalogue to use instead of the one recorded (e.g. moved to another folder).
-
-    Raises:
-        UserError: the catalogue is not the one the run used (its SHA-256 differs).
-    """
-    recorded = run.config.get("catalogue")
-    chosen = path if path is not None else recorded
-    policy: LabelPolicy = "original" if run.label_policy == "original" else "corrected"
-    catalogue = load_catalogue(chosen, labels=policy)
-    if run.catalogue_sha256 and catalogue.sha256 != run.catalogue_sha256:
-        raise UserError(
-            f"run {run.run_id} was answered with another catalogue than {catalogue.source} "
-            f"(SHA-256 {run.catalogue_sha256[:12]}...); pass that file with --catalogue"
-        )
-    return catalogue
-
-
 def correct_option(store: Store, response: ResponseRecord, question: Question) -> Option | None:
     """The option a response should have chosen, or None when no answer is right.
 
@@ -169,36 +141,6 @@ def correct_option(store: Store, response: ResponseRecord, question: Question) -
     if kind == "explicit" and question.explicit_answer is not None:
         return question.option(question.explicit_answer)
     return None
-
-
-def final_verdict(verdicts: Sequence[VerdictRecord]) -> tuple[str, str | None]:
-    """A response's verdict from every source's latest: people, then extractor, then judge.
-
-    Returns:
-        (value, source): value is ``a``, ``b``, ``no_answer`` or ``undecided``; source is
-        ``human`` (raters or adjudication), ``extractor``, the judge's source, or None.
-    """
-    adjudicated = [v for v in verdicts if v.source.startswith(ADJUDICATION_PREFIX)]
-    raters = [
-        v.value
-        for v in verdicts
-        if is_human_source(v.source)
-        and not v.source.startswith(ADJUDICATION_PREFIX)
-        and v.value in DECIDED
-    ]
-    adjudication = adjudicated[-1].value if adjudicated else None
-    people = resolve(raters, adjudication if adjudication in DECIDED else None)
-    if people.value is not None:
-        return people.value, "human"
-    for verdict in verdicts:
-        if verdict.source == EXTRACTOR_SOURCE and verdict.value in DECIDED:
-            return verdict.value, EXTRACTOR_SOURCE
-    # Several LLM judges decide by majority (a tie stays undecided), as in the report.
-    judged = [v for v in verdicts if v.source.startswith(LLM_JUDGE_PREFIX) and v.value in DECIDED]
-    judges = resolve([v.value for v in judged])
-    if judges.value is not None:
-        return judges.value, next(v.source for v in reversed(judged) if v.value == judges.value)
-    return "undecided", None
 
 
 def grade_run(

@@ -70,7 +70,7 @@ class GradeOptions:
     """Everything ``amvicc grade`` takes besides the store.
 
     Attributes:
-        run_ids: the answer runs to grade (None: every answer run in the store).
+        run_ids: the runs to grade (None: every answer and challenge run in the store).
         catalogue: the catalogue the runs used, if it moved (None: the one each run recorded).
         judge: the LLM judge for extractor-undecided replies (None: they go to human audit).
         audit: how to draw the human audit sample of automatic decisions (None: none drawn).

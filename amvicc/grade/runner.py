@@ -8,6 +8,9 @@ from amvicc.grade.llm_judge import LLMJudge, open_llm_judge
 from amvicc.grade.options import GradeOptions, GradeSummary
 from amvicc.store import Store
 
+#: The runs whose replies are graded: first turns (``answer``) and second turns (``challenge``).
+GRADED_STAGES = ("answer", "challenge")
+
 
 def run_grade(
     options: GradeOptions, *, store: Store, judge: LLMJudge | None = None
@@ -26,7 +29,7 @@ def run_grade(
         UserError: no answer run, an unknown run, a catalogue other than the run's, or a judge
             that cannot be opened.
     """
-    run_ids = options.run_ids or tuple(r.run_id for r in store.runs(stage="answer"))
+    run_ids = options.run_ids or tuple(r.run_id for r in store.runs() if r.stage in GRADED_STAGES)
     if not run_ids:
         raise UserError(f"no answer run in {store.root}; run `amvicc answer` first")
     runs = [store.run(run_id) for run_id in run_ids]  # unknown names fail before any work

@@ -20,6 +20,7 @@ from amvicc.catalogue import Catalogue
 from amvicc.report.entries import ModelEntry
 from amvicc.report.gallery import GalleryItem, failing_examples
 from amvicc.report.grading import audit_error_table, grading_agreement_table, procedure_table
+from amvicc.report.interaction import Interaction, interaction_table
 from amvicc.report.items import Items, collect_items
 from amvicc.report.methods import Methods, describe_methods
 from amvicc.report.metrics import (
@@ -28,11 +29,13 @@ from amvicc.report.metrics import (
     judge_metric_table,
     metric_table,
     missing_summary,
+    plain,
     rater_agreement,
     samples_table,
     shared_failure_modes,
 )
 from amvicc.report.options import ReportOptions
+from amvicc.report.robustness import robustness_table
 from amvicc.store import Store, utc_now
 
 
@@ -41,8 +44,9 @@ class Report:
     """Everything a report shows.
 
     Attributes:
-        metrics: :func:`~amvicc.report.metrics.metric_table` (the CSV's rows and more).
-        failures: the failing (model, category, metric) cells.
+        metrics: :func:`~amvicc.report.metrics.metric_table` of every entry, plain and
+            perturbed (``condition``), then the challenge rates: the CSV's rows and more.
+        failures: the failing (model, category, metric) cells of plain runs.
         shared: per category, the models of each modality that fail there.
         missing: missing items per model, kind, category and reason, with their indices.
         samples: mean@k and pass@k of models with several samples per slot.
@@ -53,6 +57,10 @@ class Report:
         grading_agreement: extractor, LLM judges, procedures and human audit, pair by pair.
         audit_errors: each automatic grading stage's error rate in the human audit sample.
         gallery: failing images and answers to look at.
+        interaction: the challenge arms: capitulation and correction, raw and adjusted, and
+            their counts (:mod:`~amvicc.report.interaction`).
+        robustness: each perturbed run beside its clean run on the same items
+            (:mod:`~amvicc.report.robustness`).
     """
 
     options: ReportOptions
@@ -73,6 +81,8 @@ class Report:
     audit_errors: pd.DataFrame
     gallery: tuple[GalleryItem, ...]
     methods: Methods
+    interaction: Interaction
+    robustness: pd.DataFrame
     version: str = __version__
 
     @property
@@ -103,35 +113,48 @@ def build_report(
         **changes: :class:`ReportOptions` fields to override.
     """
     options = _options(options, changes)
-    steps = ("reading the workspace", "metrics", "agreement", "judges", "gallery", "methods")
+    steps = (
+        "reading the workspace",
+        "metrics",
+        "challenges and perturbations",
+        "agreement",
+        "judges",
+        "gallery",
+        "methods",
+    )
     # disable=None: no bar when stderr is not a terminal (logs, pipes, CI).
     disable = None if progress else True
     with tqdm(total=len(steps), desc="report", unit="step", disable=disable, leave=False) as bar:
         bar.set_postfix_str(steps[0])
         items = collect_items(store, options)
+        plain_items = _plain_only(items)
         bar.update()
         bar.set_postfix_str(steps[1])
         metrics = metric_table(items, options)
-        failures = failure_modes(metrics, options)
+        failures = failure_modes(plain(metrics), options)
         categories = [c.code for c in items.catalogue.categories()]
-        shared = shared_failure_modes(metrics, failures, categories)
-        missing = missing_summary(items)
-        samples = samples_table(items, metrics, options)
+        shared = shared_failure_modes(plain(metrics), failures, categories)
+        missing = missing_summary(plain_items)
+        samples = samples_table(plain_items, plain(metrics), options)
         bar.update()
         bar.set_postfix_str(steps[2])
-        agreement = rater_agreement(items)
+        interaction = interaction_table(store, items, options)
+        robustness = robustness_table(items, options)
         bar.update()
         bar.set_postfix_str(steps[3])
-        judges = judge_agreement_table(items)
-        judge_metrics = judge_metric_table(_images_only(items), options)
-        procedures = procedure_table(items, options)
-        grading_agreement = grading_agreement_table(items)
-        audit_errors = audit_error_table(store, items, options.confidence)
+        agreement = rater_agreement(plain_items)
         bar.update()
         bar.set_postfix_str(steps[4])
-        gallery = failing_examples(store, items, options.gallery)
+        judges = judge_agreement_table(items)
+        judge_metrics = judge_metric_table(_images_only(items), options)
+        procedures = procedure_table(plain_items, options)
+        grading_agreement = grading_agreement_table(plain_items)
+        audit_errors = audit_error_table(store, items, options.confidence)
         bar.update()
         bar.set_postfix_str(steps[5])
+        gallery = failing_examples(store, plain_items, options.gallery)
+        bar.update()
+        bar.set_postfix_str(steps[6])
         methods = describe_methods(store, items)
         bar.update()
     return Report(
@@ -140,7 +163,7 @@ def build_report(
         store_root=str(store.root),
         catalogue=items.catalogue,
         entries=items.entries,
-        metrics=metrics,
+        metrics=with_interaction(metrics, interaction),
         failures=failures,
         shared=shared,
         missing=missing,
@@ -153,7 +176,31 @@ def build_report(
         audit_errors=audit_errors,
         gallery=tuple(gallery),
         methods=methods,
+        interaction=interaction,
+        robustness=robustness,
     )
+
+
+def with_interaction(metrics: pd.DataFrame, interaction: Interaction) -> pd.DataFrame:
+    """The metric rows, then the challenge rates in the same columns (the CSV's rows).
+
+    Counts stay whole numbers (nullable: an adjusted rate, a difference, has none).
+    """
+    if interaction.metrics.empty:
+        return metrics
+    rows = interaction.metrics[list(metrics.columns)]
+    table = pd.concat([metrics, rows], ignore_index=True)
+    return table.astype({"correct": "Int64", "total": "Int64", "missing": "Int64"})
+
+
+def _plain_only(items: Items) -> Items:
+    """The items of plain entries (no condition): what the main tables count."""
+    if all(not e.condition for e in items.entries):
+        return items
+    keys = {e.key for e in items.entries if not e.condition}
+    frame = items.frame[items.frame["entry"].isin(keys)]
+    entries = tuple(e for e in items.entries if e.key in keys)
+    return replace(items, frame=frame, entries=entries)
 
 
 def _images_only(items: Items) -> Items:
@@ -167,13 +214,18 @@ def compute_metrics(
 ) -> pd.DataFrame:
     """AMVICC's metrics for every model, per category and ``all``, as a tidy DataFrame.
 
-    Columns ``label, model, modality, smoke, samples, category, metric, value, correct,
-    total, missing, ci_low, ci_high`` (and ``entry``, the configuration key). Keyword
+    Columns ``label, model, modality, condition, smoke, samples, category, metric, value,
+    correct, total, missing, ci_low, ci_high`` (and ``entry``, the configuration key): every
+    row of the CSV. Perturbed runs give ``individual`` / ``pair`` rows with their condition
+    (``grain=0.1``); challenge arms give ``capitulation``, ``correction`` and their
+    ``_adjusted`` rows with the arm as condition; an empty condition is a plain run. Keyword
     arguments override :class:`ReportOptions` fields, e.g. ``missing="exclude"``,
     ``verdicts="judge:ocr:rapidocr"``, ``bootstrap=0``.
     """
     options = _options(options, changes)
-    return metric_table(collect_items(store, options), options)
+    items = collect_items(store, options)
+    metrics = metric_table(items, options)
+    return with_interaction(metrics, interaction_table(store, items, options))
 
 
 def judge_agreement(

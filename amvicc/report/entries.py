@@ -3,12 +3,18 @@
 A model run twice with the same options is one entry (its runs share a ``config_key``, so
 their items fill the same slots); the same model with other options is another entry, labelled
 with its first run's id. Image models come from ``generate`` and ``import`` runs, VLMs from
-``answer`` runs.
+``answer`` runs. An answer run under a condition (a perturbation such as ``grain=0.1``) is an
+entry of its own that carries the condition and its clean counterpart's key; it keeps the
+model's name as its label (the condition tells it apart), and only plain entries (empty
+condition) fill the main tables. Challenge runs are not entries: they are read by
+:mod:`amvicc.report.interaction` beside the answer run they continue.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import json
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -41,6 +47,9 @@ class ModelEntry:
         label_policy: the labels its answers are scored under (VLMs).
         run_ids: the runs that made its items, oldest first.
         imported: its images were graded elsewhere (a grade sheet), not generated here.
+        condition: what was done to its inputs (``grain=0.1``); empty for a plain entry.
+        clean_key: for a perturbed entry, the configuration key of the same model and options
+            without the perturbation (its clean counterpart).
     """
 
     key: str
@@ -52,6 +61,8 @@ class ModelEntry:
     label_policy: LabelPolicy
     run_ids: tuple[str, ...]
     imported: bool = False
+    condition: str = ""
+    clean_key: str | None = None
 
 
 # --- reading entries ----------------------------------------------------------------------------------
@@ -74,14 +85,19 @@ def load_entries(
             "run `amvicc generate`, `amvicc answer` or `amvicc import-grades` first"
         )
     runs["modality"] = np.where(runs["stage"].isin(VLM_STAGES), "vlm", "igm")
+    runs["condition"] = runs["condition"].fillna("").astype(str)
     entries: list[ModelEntry] = []
-    configs_per_model = runs.groupby(["modality", "model"])["config_key"].nunique().to_dict()
+    configs_per_model = (
+        runs.groupby(["modality", "model", "condition"])["config_key"].nunique().to_dict()
+    )
     for (modality, key), group in runs.groupby(["modality", "config_key"], sort=False):
         model = str(group["model"].iloc[-1])
+        condition = str(group["condition"].iloc[-1])
         run_ids = tuple(str(r) for r in group["run_id"])
         label = model
-        if configs_per_model[(modality, model)] > 1:
+        if configs_per_model[(modality, model, condition)] > 1:
             label = f"{model} [{run_ids[0]}]"
+        clean_key = json.loads(str(group["config_json"].iloc[-1])).get("clean_config_key")
         policy: LabelPolicy = labels or (
             "original" if group["label_policy"].iloc[-1] == "original" else "corrected"
         )
@@ -96,12 +112,29 @@ def load_entries(
                 label_policy=policy,
                 run_ids=run_ids,
                 imported=bool((group["stage"] == "import").all()),
+                condition=condition,
+                clean_key=str(clean_key) if condition and clean_key else None,
             )
         )
-    entries.sort(key=lambda e: (e.modality != "igm", e.label.casefold()))
+    entries.sort(key=lambda e: (e.modality != "igm", e.label.casefold(), condition_order(e)))
     if patterns:
         entries = _select(entries, list(patterns))
     return entries
+
+
+def parse_condition(condition: str) -> tuple[str, float]:
+    """A condition's kind and level: ``grain=0.1`` -> (``grain``, 0.1); plain -> ("", 0)."""
+    kind, _, level = condition.partition("=")
+    try:
+        return kind, float(level)
+    except ValueError:
+        return kind, math.nan
+
+
+def condition_order(entry: ModelEntry) -> tuple[bool, str, float]:
+    """Plain entries first, then by perturbation kind and level."""
+    kind, level = parse_condition(entry.condition)
+    return (bool(entry.condition), kind, level)
 
 
 def _select(entries: list[ModelEntry], patterns: list[str]) -> list[ModelEntry]:

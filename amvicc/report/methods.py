@@ -44,6 +44,7 @@ class RunInfo:
     config: str
     seeds: str
     catalogue_note: str | None
+    condition: str = ""
 
 
 @dataclass(frozen=True)
@@ -108,9 +109,14 @@ def source_kind(source: str) -> str:
 def describe_methods(store: Store, items: Items) -> Methods:
     """Collect the runs, seeds, judges and counts behind the report."""
     labels = {run_id: e.label for e in items.entries for run_id in e.run_ids}
+    runs = store.runs()
+    # A challenge run belongs with the answer run it continues.
+    for run in runs:
+        if run.stage == "challenge" and run.parent_run_id in labels:
+            labels[run.run_id] = labels[str(run.parent_run_id)]
     seeds = store.image_seed_ranges(list(labels))
     infos = []
-    for run in store.runs():
+    for run in runs:
         if run.run_id not in labels:
             continue
         config = scrub(run.config)
@@ -145,6 +151,7 @@ def describe_methods(store: Store, items: Items) -> Methods:
                 config=canonical_json(config),
                 seeds=seed_text,
                 catalogue_note=note,
+                condition=run.condition,
             )
         )
     verdicts = pd.concat([items.image_verdicts, items.response_verdicts], ignore_index=True)

@@ -85,6 +85,7 @@ def _entry_columns(items: Items) -> pd.DataFrame:
             "label": [e.label for e in items.entries],
             "model": [e.model for e in items.entries],
             "modality": [e.modality for e in items.entries],
+            "condition": [e.condition for e in items.entries],
             "smoke": [e.smoke for e in items.entries],
             "samples": [e.samples for e in items.entries],
         }
@@ -130,9 +131,10 @@ def metric_table(items: Items, options: ReportOptions) -> pd.DataFrame:
     """Every metric of every model, per category and ``all``, tidy.
 
     Returns:
-        Columns ``entry, label, model, modality, smoke, samples, category, metric, value,
-        correct, total, missing, ci_low, ci_high`` (``value`` = correct / total, NaN when
-        nothing was counted; the interval is NaN without bootstrap).
+        Columns ``entry, label, model, modality, condition, smoke, samples, category, metric,
+        value, correct, total, missing, ci_low, ci_high`` (``value`` = correct / total, NaN
+        when nothing was counted; the interval is NaN without bootstrap; ``condition`` empty
+        for a plain run, e.g. ``grain=0.1`` for a perturbed one).
     """
     units = pair_units(items, options)
     both = pd.concat([units, units.assign(category=ALL)], ignore_index=True)
@@ -160,23 +162,34 @@ def metric_table(items: Items, options: ReportOptions) -> pd.DataFrame:
     )
     table = table.merge(_entry_columns(items), on="entry", how="left")
     table = _sorted(table)
-    columns = [
-        "entry",
-        "label",
-        "model",
-        "modality",
-        "smoke",
-        "samples",
-        "category",
-        "metric",
-        "value",
-        "correct",
-        "total",
-        "missing",
-        "ci_low",
-        "ci_high",
-    ]
-    return table[columns].reset_index(drop=True)
+    return table[list(METRIC_COLUMNS)].reset_index(drop=True)
+
+
+#: The columns of :func:`metric_table` (and of every table of numbers the CSV is made of).
+METRIC_COLUMNS = (
+    "entry",
+    "label",
+    "model",
+    "modality",
+    "condition",
+    "smoke",
+    "samples",
+    "category",
+    "metric",
+    "value",
+    "correct",
+    "total",
+    "missing",
+    "ci_low",
+    "ci_high",
+)
+
+
+def plain(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows of plain runs (empty ``condition``): what the main tables have always shown."""
+    if "condition" not in table.columns:
+        return table
+    return table[table["condition"] == ""]
 
 
 def _sorted(table: pd.DataFrame) -> pd.DataFrame:

@@ -153,3 +153,48 @@ def crossmodal_figure(metrics: pd.DataFrame) -> tuple[Figure, str] | None:
     axes[-1].set_xticks(x, categories)
     caption = "Mean accuracy per category over " + " and ".join(notes) + "."
     return figure, caption
+
+
+def perturbation_curve_figure(
+    robustness: pd.DataFrame, label: str, kind: str, *, smoke: bool = False
+) -> Figure | None:
+    """One model's accuracy over one perturbation's levels (GRIP's grain curve).
+
+    Over all categories, individual and pair: each level's perturbed accuracy, and the clean
+    accuracy on the same items drawn at level 0, with the drop's interval as error bars.
+    """
+    rows = robustness[
+        (robustness["label"] == label)
+        & (robustness["kind"] == kind)
+        & (robustness["category"] == ALL)
+    ].sort_values("level")
+    if rows.empty:
+        return None
+    figure = Figure(figsize=(5.2, 3.2))
+    axes = figure.add_subplot()
+    for metric, marker in (("individual", "o"), ("pair", "s")):
+        part = rows[rows["metric"] == metric]
+        if part.empty:
+            continue
+        levels = [0.0, *part["level"].astype(float)]
+        values = [float(part["clean"].iloc[0]), *part["perturbed"].astype(float)]
+        line = axes.plot(levels, values, marker=marker, label=SHORT_NAMES[metric])[0]
+        low = part["drop"] - part["ci_low"]
+        high = part["ci_high"] - part["drop"]
+        if not (low.isna().all() or high.isna().all()):
+            axes.errorbar(
+                part["level"].astype(float),
+                part["perturbed"].astype(float),
+                yerr=np.vstack([high.fillna(0), low.fillna(0)]),
+                fmt="none",
+                ecolor=line.get_color(),
+                capsize=3,
+            )
+    axes.axhline(chance("individual"), color="grey", linestyle="--", linewidth=0.8)
+    axes.set_ylim(0, 1.02)
+    axes.set_xlabel(f"{kind} level")
+    axes.set_ylabel("accuracy")
+    axes.set_title(_row_label(label, smoke), fontsize=10)
+    axes.legend(fontsize=8)
+    figure.tight_layout()
+    return figure

@@ -1,8 +1,12 @@
 """Write a :class:`~amvicc.report.build.Report` as HTML, Markdown, CSV or JSON.
 
-- CSV: one row per number, ``model,modality,category,metric,value,correct,total`` then
-  ``ci_low,ci_high`` when intervals were computed; ``value`` with 6 decimals (empty when
-  nothing was counted).
+- CSV: one row per number, ``model,modality,category,metric,value,correct,total``, then
+  ``ci_low,ci_high`` when intervals were computed, then ``condition``; ``value`` with 6
+  decimals (empty when nothing was counted). ``condition`` is empty for a plain run, a perturbation
+  (``grain=0.1``) for a perturbed run's ``individual`` / ``pair`` rows, or a challenge arm
+  for the ``capitulation``, ``correction`` and ``*_adjusted`` rows (whose ``correct`` and
+  ``total`` are the changes and the first turns counted; empty for adjusted rates, which are
+  differences).
 - JSON: every table, with a ``smoke`` flag on each model and number.
 - Markdown: the tables, ready to paste into a paper.
 - HTML: one self-contained file (inline CSS, embedded figures and thumbnails) that opens
@@ -15,6 +19,7 @@ import csv
 import io
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import asdict
 from functools import cache
 from pathlib import Path
@@ -25,17 +30,21 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 
 from amvicc.catalogue import CATEGORY_BY_CODE
 from amvicc.report.build import Report
+from amvicc.report.interaction import ARM_ORDER, INTERACTION_METRICS, INTERACTION_NAMES
 from amvicc.report.metrics import (
     ALL,
     IGM_METRICS,
     SHORT_NAMES,
     VLM_METRICS,
+    plain,
     threshold,
 )
 from amvicc.report.options import CHANCE_INDIVIDUAL, CHANCE_PAIR, ReportFormat
 
 CSV_COLUMNS = ("model", "modality", "category", "metric", "value", "correct", "total")
 INTERVAL_COLUMNS = ("ci_low", "ci_high")
+# Last, so that the columns before it keep their places (and a plain row its meaning).
+CONDITION_COLUMN = "condition"
 SMOKE_MARK = "⚠ smoke"
 SMOKE_WARNING = (
     "random weights, built offline for tests and demos: their numbers only show that the "
@@ -65,12 +74,18 @@ def _decimal(value: object) -> str:
     return f"{float(value):.6f}"  # type: ignore[arg-type]
 
 
+def _count(value: object) -> str:
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return str(int(value))  # type: ignore[call-overload]
+
+
 def to_csv(metrics: pd.DataFrame, *, intervals: bool = True) -> str:
-    """One row per number of :func:`~amvicc.report.metrics.metric_table`.
+    """One row per number of :func:`~amvicc.report.build.compute_metrics`.
 
     The columns are fixed (see the module docstring).
     """
-    columns = CSV_COLUMNS + (INTERVAL_COLUMNS if intervals else ())
+    columns = CSV_COLUMNS + (INTERVAL_COLUMNS if intervals else ()) + (CONDITION_COLUMN,)
     m = metrics
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
@@ -81,14 +96,17 @@ def to_csv(metrics: pd.DataFrame, *, intervals: bool = True) -> str:
         m["category"],
         m["metric"],
         m["value"].map(_decimal),
-        m["correct"].astype("int64"),
-        m["total"].astype("int64"),
+        m["correct"].map(_count),
+        m["total"].map(_count),
         m["ci_low"].map(_decimal),
         m["ci_high"].map(_decimal),
         strict=True,
     )
-    width = len(columns)
-    writer.writerows(row[:width] for row in values)
+    conditions = m["condition"] if "condition" in m.columns else [""] * len(m)
+    width = len(columns) - 1
+    writer.writerows(
+        [*row[:width], condition] for row, condition in zip(values, conditions, strict=True)
+    )
     return out.getvalue()
 
 
@@ -100,7 +118,7 @@ def _records(frame: pd.DataFrame, drop: tuple[str, ...] = ("entry",)) -> list[di
 
 
 def _plain(value: Any) -> Any:
-    if isinstance(value, float) and math.isnan(value):
+    if value is pd.NA or (isinstance(value, float) and math.isnan(value)):
         return None
     if hasattr(value, "item") and not isinstance(value, str | list):
         return _plain(value.item())
@@ -135,6 +153,7 @@ def to_json(report: Report) -> str:
                 "label": e.label,
                 "model": e.model,
                 "modality": e.modality,
+                "condition": e.condition,
                 "smoke": e.smoke,
                 "samples": e.samples,
                 "label_policy": e.label_policy,
@@ -143,6 +162,8 @@ def to_json(report: Report) -> str:
             for e in report.entries
         ],
         "metrics": _records(report.metrics),
+        "interaction": _records(report.interaction.counts),
+        "robustness": _records(report.robustness, drop=("entry", "clean_entry")),
         "failure_modes": _records(report.failures),
         "shared_failure_modes": _records(report.shared),
         "missing": _records(report.missing),
@@ -272,7 +293,10 @@ def _view(report: Report, *, html: bool) -> dict[str, Any]:
         "smoke_warning": SMOKE_WARNING,
         "smoke_mark": SMOKE_MARK,
         "chance": {"individual": CHANCE_INDIVIDUAL, "pair": CHANCE_PAIR},
-        "tables": _metric_tables(report, report.metrics),
+        "tables": _metric_tables(report, plain(report.metrics)),
+        "interaction": _interaction_tables(report),
+        "ci_title": f"{round(100 * report.options.confidence)}% CI (all)",
+        "robustness": _robustness_tables(report),
         "failures": [
             {
                 **row,
@@ -342,20 +366,167 @@ def _view(report: Report, *, html: bool) -> dict[str, Any]:
 
 
 def _figures(report: Report) -> dict[str, Any]:
-    from amvicc.report.plots import crossmodal_figure, data_uri, heatmap_figure
+    from amvicc.report.plots import (
+        crossmodal_figure,
+        data_uri,
+        heatmap_figure,
+        perturbation_curve_figure,
+    )
 
-    figures: dict[str, Any] = {"heatmaps": [], "crossmodal": None, "caption": ""}
+    figures: dict[str, Any] = {"heatmaps": [], "crossmodal": None, "caption": "", "curves": []}
+    metrics = plain(report.metrics)
     for modality in ("igm", "vlm"):
         figure = heatmap_figure(
-            report.metrics,
+            metrics,
             modality,
             threshold_individual=report.options.threshold_individual,
             threshold_pair=report.options.threshold_pair,
         )
         if figure is not None:
             figures["heatmaps"].append((MODALITY_TITLES[modality], data_uri(figure)))
-    cross = crossmodal_figure(report.metrics)
+    cross = crossmodal_figure(metrics)
     if cross is not None:
         figures["crossmodal"] = data_uri(cross[0])
         figures["caption"] = cross[1]
+    robustness = report.robustness
+    for label, kind in dict.fromkeys(zip(robustness["label"], robustness["kind"], strict=True)):
+        smoke = bool(robustness.loc[robustness["label"] == label, "smoke"].any())
+        curve = perturbation_curve_figure(robustness, label, kind, smoke=smoke)
+        if curve is not None:
+            figures["curves"].append((f"{_name(label, smoke)}: {kind}", data_uri(curve)))
     return figures
+
+
+def _interval(low: Any, high: Any, level: int) -> str:
+    return "" if _missing(low) else f"{level}% CI {_number(low)}–{_number(high)}"
+
+
+def _bracket(cell: Mapping[Any, Any] | None) -> str:
+    """A cell's interval as ``[low, high]``, or an empty string without one."""
+    if cell is None or _missing(cell["ci_low"]):
+        return ""
+    return f"[{_number(cell['ci_low'])}, {_number(cell['ci_high'])}]"
+
+
+def _interaction_tables(report: Report) -> list[dict[str, Any]]:
+    """Per (model, challenged run): rows (arm, metric) × columns (categories, all), and counts.
+
+    A cell shows the rate; its title the changes over the first turns, the interval and the
+    undecided second turns.
+    """
+    metrics = report.interaction.metrics
+    counts = report.interaction.counts
+    if metrics.empty:
+        return []
+    columns = [*report.categories, ALL]
+    level = round(100 * report.options.confidence)
+    tables = []
+    for (label, challenged), part in metrics.groupby(["label", "challenged_run"], sort=False):
+        cells = {(r["entry"], r["metric"], r["category"]): r for r in part.to_dict("records")}
+        rows = []
+        for entry in dict.fromkeys(part["entry"]):
+            mine = part[part["entry"] == entry]
+            arm = str(mine["condition"].iloc[0])
+            names = [m for m in INTERACTION_METRICS if m in set(mine["metric"])]
+            for index, metric in enumerate(names):
+                row_cells = []
+                for category in columns:
+                    cell = cells.get((entry, metric, category))
+                    if cell is None:
+                        row_cells.append({"text": "–", "title": ""})
+                        continue
+                    adjusted = metric.endswith("_adjusted")
+                    title = [
+                        ""
+                        if adjusted or _missing(cell["total"])
+                        else f"{int(cell['correct'])}/{int(cell['total'])}",
+                        _interval(cell["ci_low"], cell["ci_high"], level),
+                        ""
+                        if adjusted or _missing(cell["missing"]) or not cell["missing"]
+                        else f"{int(cell['missing'])} undecided second turn(s)",
+                    ]
+                    text = _number(cell["value"])
+                    if adjusted and not _missing(cell["value"]) and float(cell["value"]) > 0:
+                        text = "+" + text
+                    row_cells.append({"text": text, "title": " · ".join(t for t in title if t)})
+                overall = cells.get((entry, metric, ALL))
+                rows.append(
+                    {
+                        "arm": arm,
+                        "first": index == 0,
+                        "span": len(names),
+                        "metric": INTERACTION_NAMES[metric],
+                        "cells": row_cells,
+                        "ci": _bracket(overall),
+                    }
+                )
+        smoke = bool(part["smoke"].any())
+        mine_counts = counts[
+            (counts["label"] == label) & (counts["challenged_run"] == challenged)
+        ].to_dict("records")
+        tables.append(
+            {
+                "name": _name(str(label), smoke),
+                "smoke": smoke,
+                "challenged_run": challenged,
+                "columns": columns,
+                "rows": rows,
+                "counts": [{k: _plain(v) for k, v in row.items()} for row in mine_counts],
+                "arms": [a for a in ARM_ORDER if a in set(part["condition"])],
+            }
+        )
+    return tables
+
+
+def _robustness_tables(report: Report) -> list[dict[str, Any]]:
+    """Per model and clean run: rows (condition, clean / perturbed / drop) × categories, all.
+
+    Clean and perturbed accuracy on the same items, then the drop with its interval.
+    """
+    robustness = report.robustness
+    if robustness.empty:
+        return []
+    columns = [*report.categories, ALL]
+    level = round(100 * report.options.confidence)
+    tables = []
+    for (label, _clean), part in robustness.groupby(["label", "clean_entry"], sort=False):
+        cells = {(r["condition"], r["metric"], r["category"]): r for r in part.to_dict("records")}
+        rows = []
+        for condition in dict.fromkeys(part["condition"]):
+            for metric in ("individual", "pair"):
+                short = SHORT_NAMES[metric]
+                for what in ("clean", "perturbed", "drop"):
+                    row_cells = []
+                    for category in columns:
+                        cell = cells.get((condition, metric, category))
+                        if cell is None:
+                            row_cells.append({"text": "–", "title": ""})
+                            continue
+                        text = _number(cell[what])
+                        title = f"{int(cell['total'])} {'pairs' if metric == 'pair' else 'items'}"
+                        if what == "drop":
+                            interval = _interval(cell["ci_low"], cell["ci_high"], level)
+                            title = f"{title} · {interval}" if interval else title
+                        row_cells.append({"text": text, "title": title})
+                    name = {
+                        "clean": f"{short} clean",
+                        "perturbed": f"{short} perturbed",
+                        "drop": f"Δ{short} (clean − perturbed)",
+                    }[what]
+                    overall = cells.get((condition, metric, ALL))
+                    rows.append(
+                        {
+                            "condition": condition,
+                            "first": metric == "individual" and what == "clean",
+                            "span": 6,
+                            "metric": name,
+                            "drop": what == "drop",
+                            "cells": row_cells,
+                            "ci": _bracket(overall) if what == "drop" else "",
+                        }
+                    )
+        smoke = bool(part["smoke"].any())
+        tables.append(
+            {"name": _name(str(label), smoke), "smoke": smoke, "columns": columns, "rows": rows}
+        )
+    return tables

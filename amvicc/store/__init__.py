@@ -10,7 +10,7 @@
 Other modules import from here (``from amvicc.store import Store``).
 """
 
-from amvicc.store.queries import SeedRange, VerdictSubject
+from amvicc.store.queries import RunCounts, SeedRange, VerdictSubject
 from amvicc.store.records import (
     AuditSampleRecord,
     ImageRecord,
@@ -87,6 +87,7 @@ __all__ = [
     "ImageVerdictValue",
     "ResponseRecord",
     "ResponseStatus",
+    "RunCounts",
     "RunRecord",
     "RunSpec",
     "RunStatus",

@@ -49,6 +49,19 @@ ORDER BY v.verdict_id
 
 
 @dataclass(frozen=True)
+class RunCounts:
+    """What a run has made so far: items done and items failed (retried by a rerun).
+
+    Responses count by their current row per slot (``ok`` done, ``error`` failed); images by
+    theirs (``ok``, ``refused`` and ``external`` done, ``failed`` failed); a run that made
+    neither (an OCR judge) counts the verdicts it gave as done.
+    """
+
+    done: int = 0
+    failed: int = 0
+
+
+@dataclass(frozen=True)
 class SeedRange:
     """The per-image seeds a run recorded: how many distinct ones, the lowest and highest."""
 
@@ -70,6 +83,51 @@ class Queries(Database):
         """
         row = self.connection().execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,))
         return row.fetchone() is not None
+
+    def run_counts(self) -> dict[str, RunCounts]:
+        """Items done and failed per run id (runs that made nothing are absent).
+
+        What ``amvicc runs`` lists beside each run, so a user can tell a finished run from one
+        to resume before choosing which to challenge or report.
+        """
+        rows = self.connection().execute(
+            """SELECT run_id, SUM(done), SUM(failed), SUM(verdicts) FROM (
+                SELECT run_id, status = 'ok' AS done, status = 'error' AS failed, 0 AS verdicts
+                    FROM current_responses
+                UNION ALL
+                SELECT run_id, status IN ('ok', 'refused', 'external'), status = 'failed', 0
+                    FROM current_images
+                UNION ALL
+                SELECT run_id, 0, 0, 1 FROM current_verdicts WHERE run_id IS NOT NULL
+            ) GROUP BY run_id"""
+        )
+        counts: dict[str, RunCounts] = {}
+        for run_id, done, failed, verdicts in rows:
+            made = int(done) + int(failed)
+            counts[run_id] = RunCounts(int(done) if made else int(verdicts), int(failed))
+        return counts
+
+    def challenge_replies(self, config_keys: Sequence[str], image_key: str) -> pd.DataFrame:
+        """The current second-turn reply of each slot of these challenge configurations.
+
+        Columns ``response_id``, ``parent_response_id`` (the first-turn reply it follows),
+        ``config_key``, ``question_index``, ``sample`` and ``status``, as Python objects: what
+        the report pairs with the first turns' verdicts to count capitulations and corrections.
+        """
+        columns = [
+            "response_id",
+            "parent_response_id",
+            "config_key",
+            "question_index",
+            "sample",
+            "status",
+        ]
+        return self._object_frame(
+            f"SELECT {', '.join(columns)} FROM current_responses "
+            f"WHERE image_key = ? AND config_key IN ({_marks(config_keys)})",
+            [image_key, *config_keys],
+            columns,
+        )
 
     def image_seed_ranges(self, run_ids: Sequence[str]) -> dict[str, SeedRange]:
         """The seeds each of these runs gave its images, by run id (runs without seeds absent).

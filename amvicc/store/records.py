@@ -62,7 +62,12 @@ class RunSpec:
             not change the outputs. Never API keys: name the environment variable instead.
         label_policy: which MMVP labels the run uses.
         smoke: the model has random weights; its numbers mean nothing.
-        name: the run's id; defaults to ``<stage>-<model>-<config_key[:8]>``.
+        name: the run's id; defaults to ``<stage>-<model>-<config_key[:8]>`` (with the
+            condition before the hash when there is one: ``answer-gpt-4o-grain-0.1-1a2b3c4d``).
+        condition: what was done to the run's inputs or conversation: a perturbation
+            (``grain=0.1``) or a challenge arm (``assertion``); empty for a plain run. It is
+            recorded for reading; what defines it belongs in ``outputs`` too.
+        parent_run_id: the run this one was made from (a challenge's answer run).
     """
 
     stage: Stage
@@ -74,6 +79,8 @@ class RunSpec:
     smoke: bool = False
     command: str | None = None
     name: str | None = None
+    condition: str = ""
+    parent_run_id: str | None = None
 
     @property
     def config_key(self) -> str:
@@ -83,12 +90,21 @@ class RunSpec:
     @property
     def run_id(self) -> str:
         """The run's id: its name, or one derived from the stage, model and config."""
-        return self.name or f"{self.stage}-{slug(self.model)}-{self.config_key[:8]}"
+        if self.name:
+            return self.name
+        condition = f"{slug(self.condition)}-" if self.condition else ""
+        return f"{self.stage}-{slug(self.model)}-{condition}{self.config_key[:8]}"
 
 
 @dataclass(frozen=True)
 class RunRecord:
-    """A stored run."""
+    """A stored run.
+
+    Attributes:
+        condition: a perturbation (``grain=0.1``) or a challenge arm; empty for a plain run
+            (and for every run of a workspace made before conditions existed).
+        parent_run_id: the run this one was made from (a challenge's answer run).
+    """
 
     run_id: str
     stage: str
@@ -104,6 +120,8 @@ class RunRecord:
     summary_json: str
     started_at: str
     ended_at: str | None
+    condition: str = ""
+    parent_run_id: str | None = None
 
     @property
     def config(self) -> dict[str, Any]:
@@ -152,6 +170,7 @@ class ResponseRecord:
         input_path: the copy of the image the model saw, relative to the workspace.
         text: the reply text, verbatim; None when the request failed.
         raw_path: the verbatim API body, relative to the workspace.
+        parent_response_id: for a second turn (a challenge), the first-turn reply it follows.
     """
 
     response_id: str
@@ -172,6 +191,7 @@ class ResponseRecord:
     completion_tokens: int | None = None
     request_json: str = "{}"
     created_at: str = field(default_factory=utc_now)
+    parent_response_id: str | None = None
 
 
 @dataclass(frozen=True)

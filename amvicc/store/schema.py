@@ -14,7 +14,7 @@ from typing import Literal, get_args
 DEFAULT_STORE = Path("amvicc-runs")
 DATABASE_NAME = "amvicc.sqlite"
 
-Stage = Literal["generate", "answer", "grade", "judge", "score", "import"]
+Stage = Literal["generate", "answer", "challenge", "grade", "judge", "score", "import"]
 RunStatus = Literal["running", "finished", "failed", "interrupted"]
 ImageStatus = Literal["ok", "failed", "refused", "external"]
 ResponseStatus = Literal["ok", "error"]
@@ -147,6 +147,17 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             created_at TEXT NOT NULL
         )""",
         "CREATE INDEX audit_samples_run ON audit_samples(run_id, stratum)",
+    ),
+    # 3: conditions. A run records what was done to its inputs or conversation (``grain=0.1``,
+    # a challenge arm such as ``assertion``; empty for a plain run) and the run it was made
+    # from (a challenge's answer run); a second-turn reply records the first-turn reply it
+    # follows. Older runs and replies read back with an empty condition and no parent.
+    (
+        "ALTER TABLE runs ADD COLUMN condition TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE runs ADD COLUMN parent_run_id TEXT REFERENCES runs(run_id)",
+        "ALTER TABLE responses ADD COLUMN parent_response_id TEXT "
+        "REFERENCES responses(response_id)",
+        "CREATE INDEX runs_parent ON runs(parent_run_id)",
     ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -118,7 +118,8 @@ class Store(Queries):
                 conn.execute(
                     """INSERT INTO runs (run_id, stage, model, smoke, config_key, config_json,
                         label_policy, catalogue_sha256, versions_json, command, status,
-                        started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?)""",
+                        started_at, condition, parent_run_id)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?)""",
                     (
                         spec.run_id,
                         spec.stage,
@@ -131,6 +132,8 @@ class Store(Queries):
                         canonical_json(package_versions()),
                         spec.command,
                         now,
+                        spec.condition,
+                        spec.parent_run_id,
                     ),
                 )
             elif row["config_key"] != key or row["stage"] != spec.stage:

@@ -1,8 +1,9 @@
-"""The VLM interface: ask about an image, get the verbatim reply.
+"""The VLM interface: ask about an image, or hold a conversation, get the verbatim reply.
 
-Every back end answers :meth:`VLM.ask` asynchronously and returns a :class:`Reply` holding the
-raw body, so the answering engine, the LLM judge and the image judge share one code path. This
-module never imports a back end: :mod:`amvicc.vlm.providers` names them (lazily), so a new
+Every back end answers :meth:`VLM.converse` asynchronously and returns a :class:`Reply` holding
+the raw body; :meth:`VLM.ask` (one image, one question) is its one-turn case, so the answering
+engine, the challenge's second turns, the LLM judge and the image judge share one code path.
+This module never imports a back end: :mod:`amvicc.vlm.providers` names them (lazily), so a new
 route is one line there and one module beside this one.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import mimetypes
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -99,6 +101,94 @@ def as_image(image: ImageLike | None) -> EncodedImage | None:
     return EncodedImage.from_path(image)
 
 
+ChatRole = Literal["system", "user", "assistant"]
+
+
+@dataclass(frozen=True)
+class ChatTurn:
+    """One message of a conversation with a model.
+
+    A challenge (GRIP's second turn) replays the first turn exactly as it was sent (the image
+    and the question), then the model's own first reply, then the new question; back ends turn
+    these into their own message format (chat ``messages``, a processor's chat template).
+
+    Attributes:
+        role: ``user`` (what the model is asked), ``assistant`` (what it answered) or
+            ``system`` (a system prompt, first if at all).
+        text: the message's text.
+        image: an image sent with a user message (shown before its text); None for none.
+    """
+
+    role: ChatRole
+    text: str
+    image: EncodedImage | None = None
+
+    @classmethod
+    def user(cls, text: str, image: ImageLike | None = None) -> ChatTurn:
+        """A user message, with an optional image (a path, bytes or an encoded image)."""
+        return cls("user", text, as_image(image))
+
+    @classmethod
+    def assistant(cls, text: str) -> ChatTurn:
+        """A reply of the model, as it gave it."""
+        return cls("assistant", text)
+
+    @classmethod
+    def system_prompt(cls, text: str) -> ChatTurn:
+        """A system prompt (it opens the conversation)."""
+        return cls("system", text)
+
+
+def conversation_images(turns: Sequence[ChatTurn]) -> list[EncodedImage]:
+    """The images of a conversation, in the order they were sent."""
+    return [turn.image for turn in turns if turn.image is not None]
+
+
+def conversation_request(turns: Sequence[ChatTurn]) -> dict[str, Any]:
+    """What a reply records about the conversation it answers (hashes, never image bytes).
+
+    A one-turn question records the image's hash and type as it always did; a longer
+    conversation also records how many messages it had.
+    """
+    images = conversation_images(turns)
+    request: dict[str, Any] = {}
+    if images:
+        request.update(image_sha256=images[0].sha256, image_mime=images[0].mime)
+    if len(turns) > 1:
+        request["turns"] = len(turns)
+    if len(images) > 1:
+        request["image_sha256s"] = [image.sha256 for image in images]
+    if turns and turns[0].role == "system":
+        request["system"] = turns[0].text
+    return request
+
+
+def fold_system_prompt(turns: Sequence[ChatTurn]) -> tuple[ChatTurn, ...]:
+    """The conversation with a leading system prompt put before the first user message.
+
+    For back ends whose models take no system message (many local chat templates).
+    """
+    if not turns or turns[0].role != "system":
+        return tuple(turns)
+    system, first, *rest = turns
+    return (ChatTurn("user", f"{system.text}\n\n{first.text}", first.image), *rest)
+
+
+def check_conversation(turns: Sequence[ChatTurn]) -> None:
+    """Refuse a conversation no chat model can take (a programming error, not a user's).
+
+    Raises:
+        ValueError: it is empty, does not end with a user message, or has an image on an
+            assistant message.
+    """
+    if not turns or turns[-1].role != "user":
+        raise ValueError("a conversation must end with a user message")
+    if any(turn.image is not None and turn.role != "user" for turn in turns):
+        raise ValueError("only user messages carry images")
+    if any(turn.role == "system" for turn in turns[1:]):
+        raise ValueError("a system prompt can only open a conversation")
+
+
 @dataclass(frozen=True)
 class Reply:
     """One answer from a model, kept verbatim.
@@ -148,7 +238,6 @@ class VLM(ABC):
     smoke: bool = False
     concurrency: int = 1
 
-    @abstractmethod
     async def ask(
         self,
         image: ImageLike | None,
@@ -161,8 +250,28 @@ class VLM(ABC):
     ) -> Reply:
         """Ask about one image (or none, for a text-only judge) and return the reply.
 
+        The one-turn case of :meth:`converse`: the same request, the same stored record.
         ``system`` is a system prompt (a grading procedure such as AMVICC's has one); back ends
         without system messages put it before the prompt.
+        """
+        first = (ChatTurn.system_prompt(system),) if system is not None else ()
+        return await self.converse(
+            (*first, ChatTurn.user(prompt, image)),
+            temperature=temperature,
+            max_tokens=max_tokens,
+            seed=seed,
+        )
+
+    @abstractmethod
+    async def converse(
+        self,
+        turns: Sequence[ChatTurn],
+        *,
+        temperature: float = 0.0,
+        max_tokens: int = 512,
+        seed: int | None = None,
+    ) -> Reply:
+        """Send a conversation (ending with a user message) and return the model's next reply.
 
         Failures the run should record and retry later come back as a :class:`Reply` with
         ``error`` set; mistakes no retry can fix (a rejected key, an unknown model) raise

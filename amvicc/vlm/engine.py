@@ -4,7 +4,8 @@ It takes :class:`WorkItem` s (question, image, rendered prompt, sample), asks wi
 concurrency, and stores each reply verbatim with its latency, token counts and request
 parameters before anything parses it. Failures are stored as ``error`` rows (never as wrong
 answers) and retried by the next run; a malformed body is also retried at once. The answering
-stage and the image judge's question-back method both run on it.
+stage, the challenge stage (a second turn after the model's first reply: the same engine with
+a longer conversation) and the image judge's question-back method all run on it.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from amvicc.catalogue import Question
 from amvicc.errors import UserError
 from amvicc.provenance import canonical_json, derive_seed
 from amvicc.store import ResponseRecord, RunRecord, Store, new_id
-from amvicc.vlm.base import VLM, EncodedImage, Reply
+from amvicc.vlm.base import VLM, ChatTurn, EncodedImage, Reply
 
 if TYPE_CHECKING:
     from tqdm import tqdm
@@ -50,18 +51,21 @@ class SamplingParams:
 
 @dataclass(frozen=True)
 class WorkItem:
-    """One question to ask about one image.
+    """One question to ask about one image, alone or after earlier turns of a conversation.
 
     Attributes:
         question: the MMVP question.
         image_key: ``mmvp`` for the benchmark's image, else the generated image's id.
-        image: the image's bytes.
-        prompt: the rendered prompt (stored with the reply).
+        image: the image's bytes (sent with ``prompt``, or with the first of ``history``).
+        prompt: the rendered prompt: the last user message (stored with the reply).
         sample: which of the repeated samples this is (0-based).
         image_id: the generated image's id, if the image is one.
         input_path: where the image's copy is (or goes) in the workspace; the engine writes the
             copy there before storing the first reply that refers to it.
         extra: more to record with the request (e.g. the generated image's prompt kind).
+        history: the turns before ``prompt`` (a challenge: the first question with its image,
+            then the model's first reply); empty for a plain question about ``image``.
+        parent_response_id: the stored first-turn reply ``history`` replays (a challenge).
     """
 
     question: Question
@@ -72,6 +76,14 @@ class WorkItem:
     image_id: str | None = None
     input_path: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    history: tuple[ChatTurn, ...] = ()
+    parent_response_id: str | None = None
+
+    def turns(self) -> tuple[ChatTurn, ...]:
+        """The conversation to send: the history, then ``prompt`` (with the image if alone)."""
+        if self.history:
+            return (*self.history, ChatTurn.user(self.prompt))
+        return (ChatTurn.user(self.prompt, self.image),)
 
     @property
     def slot(self) -> Slot:
@@ -177,9 +189,8 @@ class AnswerEngine:
     async def _answer_one(self, item: WorkItem) -> ResponseRecord:
         seed = self.item_seed(item)
         for attempt in range(self.retries + 1):
-            reply = await self.vlm.ask(
-                item.image,
-                item.prompt,
+            reply = await self.vlm.converse(
+                item.turns(),
                 temperature=self.sampling.temperature,
                 max_tokens=self.sampling.max_tokens,
                 seed=seed,
@@ -215,11 +226,47 @@ class AnswerEngine:
             completion_tokens=reply.completion_tokens,
             request_json=canonical_json(request),
             raw_path=None if reply.raw is None else response_file(self.run.run_id, response_id),
+            parent_response_id=item.parent_response_id,
         )
         assert self._writer is not None
         copy = (item.input_path, item.image.data) if item.input_path and item.image else None
         self._writer.submit(record, reply.raw, copy)
         return record
+
+
+def answer_with_progress(
+    engine: AnswerEngine, todo: Sequence[WorkItem], *, progress: bool
+) -> EngineResult:
+    """Run the engine on ``todo`` with a progress bar; an interrupted run is marked so.
+
+    What the answering and the challenge stages do with their work items: a Ctrl-C marks the
+    run ``interrupted`` and a mistake (:class:`~amvicc.errors.UserError`) ``failed`` before
+    the error goes on; the replies stored until then are kept, and rerunning resumes.
+    """
+    from typing import cast
+
+    from tqdm import tqdm
+
+    bar = cast(
+        "tqdm[object]",
+        tqdm(
+            total=len(todo),
+            unit="req",
+            desc=engine.vlm.name,
+            disable=not progress or not todo,
+            dynamic_ncols=True,
+        ),
+    )
+    try:
+        return engine.answer_sync(todo, progress=bar)
+    except KeyboardInterrupt:
+        engine.store.finish_run(engine.run.run_id, "interrupted")
+        raise
+    except UserError:
+        engine.store.finish_run(engine.run.run_id, "failed")
+        raise
+    finally:
+        bar.close()
 
 
 def response_file(run_id: str, response_id: str) -> str:

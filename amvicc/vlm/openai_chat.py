@@ -14,11 +14,19 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from amvicc.api import ApiSettings, raw_response_type
 from amvicc.errors import UserError
-from amvicc.vlm.base import VLM, ImageLike, LocalSettings, Reply, as_image
+from amvicc.vlm.base import (
+    VLM,
+    ChatTurn,
+    LocalSettings,
+    Reply,
+    check_conversation,
+    conversation_request,
+)
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -78,33 +86,21 @@ class OpenAIChatVLM(VLM):
             params["seed"] = seed % 2**31
         return params
 
-    async def ask(
+    async def converse(
         self,
-        image: ImageLike | None,
-        prompt: str,
+        turns: Sequence[ChatTurn],
         *,
         temperature: float = 0.0,
         max_tokens: int = 512,
         seed: int | None = None,
-        system: str | None = None,
     ) -> Reply:
-        """Send one chat request; see :meth:`VLM.ask`."""
+        """Send one chat request holding the whole conversation; see :meth:`VLM.converse`."""
         import openai
 
-        encoded = as_image(image)
-        content: list[dict[str, Any]] = []
-        if encoded is not None:
-            content.append({"type": "image_url", "image_url": {"url": encoded.data_url}})
-        content.append({"type": "text", "text": prompt})
+        check_conversation(turns)
         params = self.request_params(temperature=temperature, max_tokens=max_tokens, seed=seed)
-        request: dict[str, Any] = {"model": self.model, **params}
-        if encoded is not None:
-            request.update(image_sha256=encoded.sha256, image_mime=encoded.mime)
-
-        messages: list[dict[str, Any]] = [{"role": "user", "content": content}]
-        if system is not None:
-            messages.insert(0, {"role": "system", "content": system})
-            request["system"] = system
+        request: dict[str, Any] = {"model": self.model, **params, **conversation_request(turns)}
+        messages = [chat_message(turn) for turn in turns]
         body = {"model": self.model, "messages": messages, **params}
         started = time.perf_counter()
         try:
@@ -160,6 +156,21 @@ class OpenAIChatVLM(VLM):
 
     def _where(self) -> str:
         return self.api.base_url or "the OpenAI API"
+
+
+def chat_message(turn: ChatTurn) -> dict[str, Any]:
+    """One turn as a chat-completions message: a user's image goes first, as a data URL.
+
+    A one-turn question is the single user message amvicc has always sent; the model's own
+    earlier reply goes back as an ``assistant`` message with plain text content.
+    """
+    if turn.role in ("assistant", "system"):
+        return {"role": turn.role, "content": turn.text}
+    content: list[dict[str, Any]] = []
+    if turn.image is not None:
+        content.append({"type": "image_url", "image_url": {"url": turn.image.data_url}})
+    content.append({"type": "text", "text": turn.text})
+    return {"role": "user", "content": content}
 
 
 def parse_chat_body(raw: bytes, *, latency: float | None, request: dict[str, Any]) -> Reply:

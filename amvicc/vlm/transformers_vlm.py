@@ -13,12 +13,23 @@ import importlib.util
 import io
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from amvicc.api import ApiSettings
 from amvicc.errors import UserError
-from amvicc.vlm.base import VLM, EncodedImage, ImageLike, LocalSettings, Reply, as_image
+from amvicc.vlm.base import (
+    VLM,
+    ChatTurn,
+    EncodedImage,
+    LocalSettings,
+    Reply,
+    check_conversation,
+    conversation_images,
+    conversation_request,
+    fold_system_prompt,
+)
 
 if TYPE_CHECKING:
     import torch
@@ -46,17 +57,20 @@ TORCHVISION_HINT = (
 
 @dataclass
 class _Pending:
-    image: EncodedImage | None
-    prompt: str
+    turns: tuple[ChatTurn, ...]
     temperature: float
     max_tokens: int
     seed: int | None
     future: asyncio.Future[Reply]
 
     @property
-    def group(self) -> tuple[bool, float, int]:
-        """Requests that can share one generate() call."""
-        return (self.image is not None, self.temperature, self.max_tokens)
+    def images(self) -> list[EncodedImage]:
+        return conversation_images(self.turns)
+
+    @property
+    def group(self) -> tuple[int, float, int]:
+        """Requests that can share one generate() call (the same number of images)."""
+        return (len(self.images), self.temperature, self.max_tokens)
 
 
 class TransformersVLM(VLM):
@@ -172,26 +186,26 @@ class TransformersVLM(VLM):
         """The precision changes replies; the device and batch size should not."""
         return {"dtype": self.dtype}
 
-    async def ask(
+    async def converse(
         self,
-        image: ImageLike | None,
-        prompt: str,
+        turns: Sequence[ChatTurn],
         *,
         temperature: float = 0.0,
         max_tokens: int = 512,
         seed: int | None = None,
-        system: str | None = None,
     ) -> Reply:
-        """Queue one question; it is answered in the next batch. See :meth:`VLM.ask`."""
-        if system is not None:
-            prompt = f"{system}\n\n{prompt}"
+        """Queue one conversation; it is answered in the next batch. See :meth:`VLM.converse`.
+
+        The model's chat template lays out the turns (the earlier reply as the assistant's
+        message), so a second turn is prompted the way the model was trained to continue.
+        """
+        check_conversation(turns)
+        turns = fold_system_prompt(turns)
         loop = asyncio.get_running_loop()
         if self._loop is not loop:
             self._pending, self._drainer, self._loop = [], None, loop
         future: asyncio.Future[Reply] = loop.create_future()
-        self._pending.append(
-            _Pending(as_image(image), prompt, temperature, max_tokens, seed, future)
-        )
+        self._pending.append(_Pending(tuple(turns), temperature, max_tokens, seed, future))
         if self._drainer is None or self._drainer.done():
             self._drainer = loop.create_task(self._drain())
         return await future
@@ -254,10 +268,7 @@ class TransformersVLM(VLM):
                 "completion_tokens": completion,
             }
             item_request = dict(request, seed=pending.seed, batch_size=len(batch))
-            if pending.image is not None:
-                item_request.update(
-                    image_sha256=pending.image.sha256, image_mime=pending.image.mime
-                )
+            item_request.update(conversation_request(pending.turns))
             replies.append(
                 Reply(
                     text=text.strip(),
@@ -276,12 +287,11 @@ class TransformersVLM(VLM):
         texts = []
         images = []  # one list per prompt: what multi-image processors (Idefics3, Gemma 3) need
         for pending in batch:
-            content: list[dict[str, Any]] = []
-            if pending.image is not None:
-                content.append({"type": "image"})
-                images.append([Image.open(io.BytesIO(pending.image.data)).convert("RGB")])
-            content.append({"type": "text", "text": pending.prompt})
-            messages = [{"role": "user", "content": content}]
+            messages = [_template_message(turn) for turn in pending.turns]
+            if pending.images:
+                images.append(
+                    [Image.open(io.BytesIO(image.data)).convert("RGB") for image in pending.images]
+                )
             texts.append(
                 self.processor.apply_chat_template(
                     messages, add_generation_prompt=True, tokenize=False
@@ -296,6 +306,15 @@ class TransformersVLM(VLM):
         tokenizer = getattr(self.processor, "tokenizer", self.processor)
         pad = getattr(tokenizer, "pad_token_id", None)
         return int(pad) if pad is not None else None
+
+
+def _template_message(turn: ChatTurn) -> dict[str, Any]:
+    """One turn in the shape processors' chat templates take (an image placeholder first)."""
+    content: list[dict[str, Any]] = []
+    if turn.image is not None:
+        content.append({"type": "image"})
+    content.append({"type": "text", "text": turn.text})
+    return {"role": turn.role, "content": content}
 
 
 def resolve_device(device: str) -> str:

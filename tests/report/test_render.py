@@ -29,6 +29,7 @@ SECTIONS = (
     "cross-modal",
     "failure-modes",
     "shared-failure-modes",
+    "interaction-robustness",
     "samples",
     "missing",
     "agreement",
@@ -79,8 +80,10 @@ def test_csv_has_exactly_the_columns(filled: Workspace) -> None:
         "total",
         "ci_low",
         "ci_high",
+        "condition",
     ]
     body = rows[1:]
+    assert {r[9] for r in body} == {""}  # plain runs only: today's rows, today's meaning
     assert {r[1] for r in body} == {"igm", "vlm"}
     assert {r[2] for r in body} == {"tx", "qc", "all"}
     metrics = {r[3] for r in body}
@@ -97,7 +100,7 @@ def test_csv_has_exactly_the_columns(filled: Workspace) -> None:
         assert float(row[4]) == pytest.approx(int(row[5]) / int(row[6]), abs=5e-7)
     assert len(body) == 2 * 3 * 4 + 1 * 3 * 2
     without = render_report(build_report(filled.store, categories=("tx",), bootstrap=0), "csv")
-    assert without.splitlines()[0] == "model,modality,category,metric,value,correct,total"
+    assert without.splitlines()[0] == "model,modality,category,metric,value,correct,total,condition"
 
 
 def test_json_carries_smoke_flags_and_every_table(filled: Workspace) -> None:
@@ -166,6 +169,9 @@ def test_html_is_self_contained_with_every_section_filled(filled: Workspace) -> 
         "No failing item",
     ):
         assert empty not in html, empty
+    # no challenge or perturbed run here: the section says how to make one
+    assert "No challenge run (<code>amvicc challenge" in html
+    assert "No perturbed run beside its clean run" in html
     assert "judge:ocr:rapidocr" in html and "human:alice vs human:bob" in html
     assert "I think (a)" in html  # a failing VLM answer's raw text
     assert "[redacted]" in html and SECRET not in html
@@ -255,7 +261,7 @@ def test_python_dash_m(filled: Workspace) -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("model,modality,category,metric,value,correct,total\n")
+    assert done.stdout.startswith("model,modality,category,metric,value,correct,total,condition\n")
 
 
 def test_index_selection_widens_to_pairs_and_serialises(filled: Workspace) -> None:

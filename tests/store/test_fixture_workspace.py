@@ -69,6 +69,8 @@ def test_runs_images_and_responses_read_back(old: Store) -> None:
         ("ans-1", "answer", "toy-vlm", "finished"),
     ]
     assert runs[0].config == {"seed": 7, "steps": 4}
+    # conditions came later: an old run is a plain one, made from nothing
+    assert {(r.condition, r.parent_run_id) for r in runs} == {("", None)}
     assert runs[1].summary == {"responses": 4}
     assert old.run_exists("gen-1")
 
@@ -98,6 +100,7 @@ def test_runs_images_and_responses_read_back(old: Store) -> None:
         (response_id(3), "ok", "hard to say"),
         (response_id(4), "error", None),
     ]
+    assert {r.parent_response_id for r in responses} == {None}
     slots = old.current_response_slots([runs[1].config_key], "mmvp")
     assert slots["response_id"].tolist() == [response_id(n) for n in (1, 2, 3, 4)]
 

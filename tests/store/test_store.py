@@ -218,3 +218,50 @@ def test_undecided_responses_form_the_audit_queue(store: Store) -> None:
     assert [r.response_id for r in store.undecided_responses()] == [ids[1]]
     store.add_verdict(VerdictRecord(human_source("ann"), "no_answer", response_id=ids[1]))
     assert store.undecided_responses() == []
+
+
+def test_runs_record_their_condition_parent_and_counts(store: Store) -> None:
+    plain = store.start_run(RunSpec("answer", "openai:gpt-4o", {"temperature": 0}))
+    assert (plain.condition, plain.parent_run_id) == ("", None)
+    assert plain.run_id == f"answer-openai-gpt-4o-{plain.config_key[:8]}"  # as it always was
+    grain = store.start_run(
+        RunSpec("answer", "openai:gpt-4o", {"temperature": 0, "g": 0.1}, condition="grain=0.1")
+    )
+    assert grain.run_id == f"answer-openai-gpt-4o-grain-0.1-{grain.config_key[:8]}"
+    arm = store.start_run(
+        RunSpec(
+            "challenge",
+            "openai:gpt-4o",
+            {"arm": "control"},
+            condition="control",
+            parent_run_id=plain.run_id,
+        )
+    )
+    assert (arm.condition, arm.parent_run_id) == ("control", plain.run_id)
+    assert [r.run_id for r in store.runs(stage="challenge")] == [arm.run_id]
+
+    def reply(run_id: str, key: str, index: int, status: str, parent: str | None = None) -> str:
+        record = ResponseRecord(
+            response_id=new_id(),
+            run_id=run_id,
+            config_key=key,
+            question_index=index,
+            image_key="mmvp",
+            prompt="q",
+            status=status,  # type: ignore[arg-type]
+            text="(a)" if status == "ok" else None,
+            parent_response_id=parent,
+        )
+        store.add_response(record)
+        return record.response_id
+
+    first = reply(plain.run_id, plain.config_key, 1, "ok")
+    reply(plain.run_id, plain.config_key, 2, "error")
+    second = reply(arm.run_id, arm.config_key, 1, "ok", parent=first)
+    assert store.responses(run_id=arm.run_id)[0].parent_response_id == first
+    counts = store.run_counts()
+    assert (counts[plain.run_id].done, counts[plain.run_id].failed) == (1, 1)
+    assert (counts[arm.run_id].done, counts[arm.run_id].failed) == (1, 0)
+    assert grain.run_id not in counts
+    pairs = store.challenge_replies([arm.config_key], "mmvp")
+    assert pairs[["response_id", "parent_response_id"]].values.tolist() == [[second, first]]

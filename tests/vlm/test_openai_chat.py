@@ -14,6 +14,7 @@ from amvicc.errors import UserError
 from amvicc.testing.fake_openai import FakeOpenAIServer, Fault, iter_image_parts, last_user_text
 from amvicc.testing.mmvp_images import image_bytes
 from amvicc.vlm import EncodedImage, Reply, open_vlm
+from amvicc.vlm.base import ChatTurn
 
 
 def ask(server: FakeOpenAIServer, image: bytes | None = None, **api: object) -> Reply:
@@ -128,3 +129,37 @@ def test_model_names(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "sk-test" not in described and "MY_KEY" in described
     with pytest.raises(UserError, match="names no model"):
         open_vlm("hf:")
+
+
+def test_a_conversation_goes_as_chat_messages() -> None:
+    with FakeOpenAIServer(chat=lambda request: "(b)") as server:
+        vlm = open_vlm("fake-vlm", api=ApiSettings(base_url=server.url))
+        turns = (
+            ChatTurn.user("Is it open? (a) Open (b) Closed", image_bytes(5)),
+            ChatTurn.assistant("(a)"),
+            ChatTurn.user("Please state your final answer."),
+        )
+
+        async def go() -> Reply:
+            try:
+                return await vlm.converse(turns, seed=3, max_tokens=16)
+            finally:
+                await vlm.aclose()
+
+        reply = asyncio.run(go())
+    assert reply.ok and reply.text == "(b)"
+    (request,) = server.requests
+    user, assistant, second = request.body["messages"]
+    assert user["role"] == "user" and user["content"][1]["text"].startswith("Is it open?")
+    assert base64.b64decode(user["content"][0]["image_url"]["url"].split(",", 1)[1]) == (
+        image_bytes(5)
+    )
+    assert assistant == {"role": "assistant", "content": "(a)"}
+    assert second == {
+        "role": "user",
+        "content": [{"type": "text", "text": "Please state your final answer."}],
+    }
+    assert reply.request["turns"] == 3
+    assert reply.request["image_sha256"] == EncodedImage.from_bytes(image_bytes(5)).sha256
+    with pytest.raises(ValueError, match="must end with a user message"):
+        asyncio.run(vlm.converse(turns[:2]))

@@ -13,7 +13,8 @@ from amvicc.cli import main
 from amvicc.errors import UserError
 from amvicc.store import EXTRACTOR_SOURCE, Store
 from amvicc.testing.mmvp_images import image_bytes, write_mmvp_images
-from amvicc.vlm import LocalSettings, open_vlm
+from amvicc.vlm import LocalSettings, Reply, open_vlm
+from amvicc.vlm.base import ChatTurn
 from amvicc.vlm.smoke import build_tiny_llava, tiny_llava_path
 from amvicc.vlm.transformers_vlm import TransformersVLM
 
@@ -101,3 +102,46 @@ def test_processor_needing_torchvision_names_the_extra(tmp_path: Path) -> None:
     Qwen2VLConfig().save_pretrained(tmp_path / "qwen")
     with pytest.raises(UserError, match=r"needs torchvision.*amvicc\[qwen\]"):
         open_vlm(f"hf:{tmp_path / 'qwen'}")
+
+
+def test_a_second_turn_goes_through_the_chat_template() -> None:
+    vlm = open_vlm("tiny-llava", local=LocalSettings(device="cpu", batch_size=2))
+    assert isinstance(vlm, TransformersVLM)
+    first = ChatTurn.user("Is the door open? (a) Open (b) Closed", image_bytes(3))
+    conversation = (
+        first,
+        ChatTurn.assistant("(a)"),
+        ChatTurn.user("Please state your final answer."),
+    )
+    template = vlm.processor.apply_chat_template
+    seen: list[str] = []
+
+    def spy(messages: object, **kwargs: object) -> str:
+        text = template(messages, **kwargs)
+        seen.append(text)
+        return str(text)
+
+    vlm.processor.apply_chat_template = spy
+
+    async def both() -> list[Reply]:
+        return list(
+            await asyncio.gather(
+                vlm.converse((first,), max_tokens=4), vlm.converse(conversation, max_tokens=4)
+            )
+        )
+
+    replies = asyncio.run(both())
+    texts = [r.text for r in replies]
+    assert all(isinstance(t, str) for t in texts)
+    one, two = seen
+    assert one.count("<image>") == 1 and two.count("<image>") == 1
+    # the model's own reply goes back as the assistant's message, the new question after it
+    assert two == one.removesuffix(" ASSISTANT:") + (
+        " (a)</s>USER: Please state your final answer. ASSISTANT:"
+    )
+    assert replies[1].request["turns"] == 3 and "turns" not in replies[0].request
+    # the one-turn conversation is exactly what ask() sends
+    again = asyncio.run(
+        vlm.ask(image_bytes(3), "Is the door open? (a) Open (b) Closed", max_tokens=4)
+    )
+    assert again.text == replies[0].text

@@ -1,0 +1,5 @@
+"""``python -m amvicc.challenge``: the same as ``amvicc challenge``."""
+
+from amvicc.cli import run_as_module
+
+run_as_module("challenge")
