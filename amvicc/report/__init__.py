@@ -24,7 +24,9 @@ if TYPE_CHECKING:
     from amvicc.report.build import (
         Report,
         build_report,
+        compare_models,
         compute_metrics,
+        concordance,
         human_agreement,
         judge_agreement,
     )
@@ -37,6 +39,8 @@ if TYPE_CHECKING:
 _LAZY = {
     "Report": "amvicc.report.build",
     "build_report": "amvicc.report.build",
+    "compare_models": "amvicc.report.build",
+    "concordance": "amvicc.report.build",
     "compute_metrics": "amvicc.report.build",
     "human_agreement": "amvicc.report.build",
     "judge_agreement": "amvicc.report.build",
@@ -57,7 +61,9 @@ __all__ = [
     "ReportSummary",
     "build_report",
     "collect_items",
+    "compare_models",
     "compute_metrics",
+    "concordance",
     "human_agreement",
     "judge_agreement",
     "render_report",

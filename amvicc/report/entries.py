@@ -2,13 +2,15 @@
 
 A model run twice with the same options is one entry (its runs share a ``config_key``, so
 their items fill the same slots); the same model with other options is another entry, labelled
-with its first run's id. Image models come from ``generate`` and ``import`` runs, VLMs from
-``answer`` runs.
+with its first run's id. A model's images made from a prompt variant (AMVICC's wording
+ablation; the run's ``variant``) are an entry of their own too, labelled ``model · variant``.
+Image models come from ``generate`` and ``import`` runs, VLMs from ``answer`` runs.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -41,6 +43,7 @@ class ModelEntry:
         label_policy: the labels its answers are scored under (VLMs).
         run_ids: the runs that made its items, oldest first.
         imported: its images were graded elsewhere (a grade sheet), not generated here.
+        variant: the prompt variant its images were made from ("": the catalogue's prompts).
     """
 
     key: str
@@ -52,6 +55,12 @@ class ModelEntry:
     label_policy: LabelPolicy
     run_ids: tuple[str, ...]
     imported: bool = False
+    variant: str = ""
+
+    @property
+    def condition(self) -> str:
+        """The report rows' ``condition``: ``variant=<name>``, or "" for the plain model."""
+        return f"variant={self.variant}" if self.variant else ""
 
 
 # --- reading entries ----------------------------------------------------------------------------------
@@ -74,14 +83,18 @@ def load_entries(
             "run `amvicc generate`, `amvicc answer` or `amvicc import-grades` first"
         )
     runs["modality"] = np.where(runs["stage"].isin(VLM_STAGES), "vlm", "igm")
+    runs["variant"] = runs["config_json"].map(_variant)
     entries: list[ModelEntry] = []
-    configs_per_model = runs.groupby(["modality", "model"])["config_key"].nunique().to_dict()
+    configs_per_model = (
+        runs.groupby(["modality", "model", "variant"])["config_key"].nunique().to_dict()
+    )
     for (modality, key), group in runs.groupby(["modality", "config_key"], sort=False):
         model = str(group["model"].iloc[-1])
+        variant = str(group["variant"].iloc[-1])
         run_ids = tuple(str(r) for r in group["run_id"])
-        label = model
-        if configs_per_model[(modality, model)] > 1:
-            label = f"{model} [{run_ids[0]}]"
+        label = f"{model} · {variant}" if variant else model
+        if configs_per_model[(modality, model, variant)] > 1:
+            label = f"{label} [{run_ids[0]}]"
         policy: LabelPolicy = labels or (
             "original" if group["label_policy"].iloc[-1] == "original" else "corrected"
         )
@@ -96,12 +109,23 @@ def load_entries(
                 label_policy=policy,
                 run_ids=run_ids,
                 imported=bool((group["stage"] == "import").all()),
+                variant=variant,
             )
         )
     entries.sort(key=lambda e: (e.modality != "igm", e.label.casefold()))
     if patterns:
         entries = _select(entries, list(patterns))
     return entries
+
+
+def _variant(config_json: object) -> str:
+    """The prompt variant a run's configuration names ("" for the catalogue's prompts)."""
+    try:
+        config = json.loads(str(config_json))
+    except ValueError:
+        return ""
+    value = config.get("variant") if isinstance(config, dict) else None
+    return str(value) if value else ""
 
 
 def _select(entries: list[ModelEntry], patterns: list[str]) -> list[ModelEntry]:

@@ -87,6 +87,7 @@ def _entry_columns(items: Items) -> pd.DataFrame:
             "modality": [e.modality for e in items.entries],
             "smoke": [e.smoke for e in items.entries],
             "samples": [e.samples for e in items.entries],
+            "condition": [e.condition for e in items.entries],
         }
     )
 
@@ -131,8 +132,9 @@ def metric_table(items: Items, options: ReportOptions) -> pd.DataFrame:
 
     Returns:
         Columns ``entry, label, model, modality, smoke, samples, category, metric, value,
-        correct, total, missing, ci_low, ci_high`` (``value`` = correct / total, NaN when
-        nothing was counted; the interval is NaN without bootstrap).
+        correct, total, missing, ci_low, ci_high, condition`` (``value`` = correct / total,
+        NaN when nothing was counted; the interval is NaN without bootstrap; ``condition`` is
+        ``variant=<name>`` for a prompt variant's images, else empty).
     """
     units = pair_units(items, options)
     both = pd.concat([units, units.assign(category=ALL)], ignore_index=True)
@@ -175,6 +177,7 @@ def metric_table(items: Items, options: ReportOptions) -> pd.DataFrame:
         "missing",
         "ci_low",
         "ci_high",
+        "condition",
     ]
     return table[columns].reset_index(drop=True)
 
