@@ -5,12 +5,14 @@ modules, and pandas, on first use::
 
     from amvicc import Store
     from amvicc.report import ReportOptions, build_report, compute_metrics, run_report
-    from amvicc.report import judge_agreement, render_report
+    from amvicc.report import compare_models, concordance, judge_agreement, render_report
 
     store = Store("amvicc-runs")
     summary = run_report(ReportOptions(format="md"), store=store)  # what `amvicc report` does
     metrics = compute_metrics(store)                      # tidy DataFrame, one row per number
     judges = judge_agreement(store)                       # automatic judges vs humans
+    pairs = concordance(store)                            # VLM × image model, item by item
+    differences = compare_models(store)                   # paired, McNemar, Holm
     html = render_report(build_report(store, missing="exclude"), "html")
 """
 

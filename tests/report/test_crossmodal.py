@@ -322,3 +322,16 @@ def test_figures_draw_many_models() -> None:
     rows = [f"#{i} {'tx' if i < 150 else 'qc'}" for i in range(300)]
     assert item_heatmap_figure(labels, rows, codes) is not None
     assert concordance_figure(pd.DataFrame(), "nothing") is None
+
+
+def test_names_are_escaped_in_every_new_section(workspace: Workspace) -> None:
+    vlm, igm = workspace.vlm("<i>v</i>"), workspace.igm("a&<b>")
+    other = workspace.igm("m2")
+    for index in (9, 10):
+        workspace.answer(vlm, index, "b")  # wrong on 9: both fail the pair
+        for run in (igm, other):
+            workspace.graded_image(run, index, "explicit", ("human:a", "incorrect"))
+    html = render_report(build_report(workspace.store, indices=frozenset({9, 10})), "html")
+    assert "<i>v</i>" not in html and "&lt;i&gt;v&lt;/i&gt;" in html
+    assert "a&<b>" not in html and "a&amp;&lt;b&gt;" in html
+    assert '<details class="spot">' in html  # the blind spot, names escaped inside too
