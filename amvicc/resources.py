@@ -1,7 +1,7 @@
 """Where the shipped catalogue, rubrics and pipeline files are at run time.
 
-They live at the top of the repository (``prompts/``, ``rubrics/``, ``pipelines/``) so users
-find and edit them; a wheel carries copies inside the package under ``amvicc/_data`` (see
+They live at the top of the repository (``prompts/``, ``rubrics/``, ``pipelines/``, and
+``grades/``: AMVICC's published human grade sheets, example data) so users find and edit them; a wheel carries copies inside the package under ``amvicc/_data`` (see
 ``pyproject.toml``). A source checkout or an editable install reads the top-level folders.
 """
 
@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
-ResourceName = Literal["prompts", "rubrics", "pipelines"]
+ResourceName = Literal["prompts", "rubrics", "pipelines", "grades"]
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
@@ -21,7 +21,7 @@ def resource_dir(name: ResourceName) -> Path:
     """Return the folder holding the shipped ``name`` files.
 
     Args:
-        name: ``prompts``, ``rubrics`` or ``pipelines``.
+        name: ``prompts``, ``rubrics``, ``pipelines`` or ``grades``.
 
     Raises:
         FileNotFoundError: the installation is incomplete (neither location exists).

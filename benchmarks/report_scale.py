@@ -1,12 +1,15 @@
 """How long `amvicc report` takes on a big workspace.
 
 Builds a synthetic workspace of 50 image models × 600 prompts (300 questions, implicit and
-explicit) × 4 samples × 3 human raters — 120,000 images and 360,000 verdict rows — then times
-`amvicc report --format csv` and the HTML report, each as a fresh process (imports included),
-with the default 1,000 bootstrap resamples. The last line is ``report_seconds: X``, the slower
-of the two (target: at most 10 on a 2-core machine).
+explicit) × 4 samples × 3 human raters — 120,000 images and 360,000 verdict rows — and 4 VLMs
+answering the same 300 questions (graded by the extractor), so that every item-level section
+runs at size: concordance of 4 × 50 model pairs, paired comparisons of every two models,
+explicit − implicit gains, samples. It then times `amvicc report --format csv` and the HTML
+report, each as a fresh process (imports included), with the default 1,000 bootstrap
+resamples, and prints the seconds of each section of the HTML report. The last line is
+``report_seconds: X``, the slower of the two (target: at most 10 on a 2-core machine).
 
-    python benchmarks/report_scale.py [--models 50] [--samples 4] [--keep DIR]
+    python benchmarks/report_scale.py [--models 50] [--samples 4] [--vlms 4] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -29,7 +32,58 @@ from amvicc.store import RunSpec, Store, new_id, utc_now
 RATERS = ("human:r1", "human:r2", "human:r3")
 
 
-def build(root: Path, models: int, samples: int, seed: int = 0) -> int:
+def add_vlms(store: Store, vlms: int, rng: np.random.Generator) -> int:
+    """VLM answer runs over all 300 questions, graded by the extractor; returns the verdicts."""
+    catalogue = load_catalogue()
+    now = utc_now()
+    verdicts = 0
+    for v in range(vlms):
+        run = store.start_run(
+            RunSpec(stage="answer", model=f"vlm-{v}", outputs={"prompt": "mmvp", "seed": v})
+        )
+        responses = []
+        rows = []
+        for q in catalogue:
+            response_id = new_id()
+            right = rng.random() < 0.7
+            chosen = q.answer if right else ("b" if q.answer == "a" else "a")
+            responses.append(
+                (
+                    response_id,
+                    run.run_id,
+                    run.config_key,
+                    q.index,
+                    "mmvp",
+                    0,
+                    "question",
+                    "ok",
+                    f"({chosen})",
+                    40,
+                    2,
+                    "{}",
+                    now,
+                )
+            )
+            rows.append((None, response_id, "extractor", chosen, run.run_id, None, None, "{}", now))
+        with store.transaction() as conn:
+            conn.executemany(
+                "INSERT INTO responses (response_id, run_id, config_key, question_index, "
+                "image_key, sample, prompt, status, text, prompt_tokens, completion_tokens, "
+                "request_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                responses,
+            )
+            conn.executemany(
+                "INSERT INTO verdicts (image_id, response_id, source, value, run_id, "
+                "rubric_version, comment, detail_json, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+        store.finish_run(run.run_id, "finished", {"responses": len(responses)})
+        verdicts += len(rows)
+    return verdicts
+
+
+def build(root: Path, models: int, samples: int, seed: int = 0, vlms: int = 4) -> int:
     """Fill a workspace with synthetic runs, images and verdicts; returns the verdict count."""
     rng = np.random.default_rng(seed)
     catalogue = load_catalogue()
@@ -98,13 +152,14 @@ def build(root: Path, models: int, samples: int, seed: int = 0) -> int:
             )
         store.finish_run(run.run_id, "finished", {"images": len(images)})
         verdicts += len(rows)
+    verdicts += add_vlms(store, vlms, rng)
     store.close()
     return verdicts
 
 
-def timed(argv: list[str]) -> tuple[float, float]:
+def timed(argv: list[str]) -> tuple[float, float, str]:
     """Wall-clock and CPU seconds of a command (CPU time shows what other load on a shared
-    machine added to the wall clock)."""
+    machine added to the wall clock), and the report's own timings line (with ``-v``)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(argv, capture_output=True, text=True, check=False)
@@ -113,30 +168,43 @@ def timed(argv: list[str]) -> tuple[float, float]:
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed:\n{done.stderr}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return seconds, cpu
+    sections = next(
+        (line for line in done.stderr.splitlines() if line.startswith("report timings:")), ""
+    )
+    return seconds, cpu, sections
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", type=int, default=50)
     parser.add_argument("--samples", type=int, default=4)
+    parser.add_argument("--vlms", type=int, default=4)
     parser.add_argument("--keep", type=Path, help="build the workspace here and keep it")
     args = parser.parse_args()
     root = args.keep or Path(tempfile.mkdtemp(prefix="amvicc-report-scale-"))
     try:
         start = time.perf_counter()
-        verdicts = build(root, args.models, args.samples)
-        print(
-            f"built {args.models} models × 600 prompts × {args.samples} samples: "
-            f"{verdicts} verdict rows in {time.perf_counter() - start:.1f} s"
-        )
-        base = [sys.executable, "-m", "amvicc", "report", "--store", str(root), "-q"]
+        if not (root / "amvicc.sqlite").exists():
+            verdicts = build(root, args.models, args.samples, vlms=args.vlms)
+            print(
+                f"built {args.models} image models × 600 prompts × {args.samples} samples and "
+                f"{args.vlms} VLMs × 300 questions: {verdicts} verdict rows in "
+                f"{time.perf_counter() - start:.1f} s"
+            )
+        # -v: the report logs the seconds of each of its sections (at debug level).
+        base = [sys.executable, "-m", "amvicc", "report", "--store", str(root), "-v"]
         print(f"load average before timing: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-        csv_seconds, csv_cpu = timed([*base, "--format", "csv", "-o", str(root / "report.csv")])
+        csv_seconds, csv_cpu, csv_sections = timed(
+            [*base, "--format", "csv", "-o", str(root / "report.csv")]
+        )
         print(f"csv_seconds: {csv_seconds:.2f} (cpu {csv_cpu:.2f})")
-        html_seconds, html_cpu = timed([*base, "--format", "html", "-o", str(root / "report.html")])
+        print(f"  {csv_sections}")
+        html_seconds, html_cpu, html_sections = timed(
+            [*base, "--format", "html", "-o", str(root / "report.html")]
+        )
         size = (root / "report.html").stat().st_size / 1e6
         print(f"html_seconds: {html_seconds:.2f} (cpu {html_cpu:.2f}; {size:.1f} MB)")
+        print(f"  {html_sections}")
         print(f"report_seconds: {max(csv_seconds, html_seconds):.2f}")
     finally:
         if args.keep is None:

@@ -37,9 +37,18 @@ def test_demo_runs_offline_and_leaves_a_report_that_compares_judges_with_humans(
     assert first.returncode == 0, first.stderr
     assert "mean nothing about real models" in first.stdout
     assert f"amvicc score --store {workspace}" in first.stdout
+    assert first.stdout.index("import-grades") < first.stdout.index("amvicc generate")
     report = workspace / "report.html"
     html = report.read_text()
     assert "smoke-test model" in html and "tiny-sd3" in html and "tiny-llava" in html
+    # The headline is AMVICC's published image-model table, named as the paper names them;
+    # the smoke-test models come after it, in a part of their own.
+    first_table = html[html.index("<table") : html.index("</table>")]
+    for model in ("DALL·E 3", "Gemini 2.5 Flash Image", "SD 3.5 Large"):
+        assert model in first_table
+    assert "tiny" not in first_table and ">0.773<" in first_table  # DALL·E 3, I Ex, all
+    assert html.index("</table>") < html.index('<div class="smoke-part">')
+    assert "<strong>0.981481</strong> (53/54)" in html  # the ` Y` cell the paper counted
 
     indices = demo_indices(1)
     catalogue = load_catalogue()
@@ -47,6 +56,11 @@ def test_demo_runs_offline_and_leaves_a_report_that_compares_judges_with_humans(
         c.code for c in catalogue.categories()
     }
     with Store(workspace, create=False) as store:
+        assert [r.model for r in store.runs(stage="import")] == [
+            "DALL·E 3",
+            "Gemini 2.5 Flash Image",
+            "SD 3.5 Large",
+        ]
         generate = store.runs(stage="generate")
         assert [r.smoke for r in generate] == [1]
         images = store.images(run_id=generate[0].run_id)

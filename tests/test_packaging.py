@@ -35,6 +35,8 @@ def test_wheel_carries_and_finds_its_data(tmp_path: Path) -> None:
     assert "amvicc/_data/prompts/amvicc.csv" in names
     assert "amvicc/_data/rubrics/tx.md" in names
     assert any(n.startswith("amvicc/_data/pipelines/") for n in names)
+    assert "amvicc/_data/grades/dalle3_grades.csv" in names  # AMVICC's published grades
+    assert "amvicc/_data/grades/SOURCE.md" in names
     assert "amvicc/score/static/score.css" in names
     assert "amvicc/score/static/keyboard.js" in names
     # Scenes draw their text with the bundled font only, and the wheel carries its licence.
@@ -60,6 +62,8 @@ def test_wheel_carries_and_finds_its_data(tmp_path: Path) -> None:
         "import amvicc, amvicc.resources as r, amvicc.rubrics as ru;"
         "print(amvicc.__file__);"
         "print(r.resource_dir('pipelines'));"
+        "from amvicc.imports.published import published_sheets;"
+        "print(all(p.is_file() for p, _ in published_sheets()));"
         "print(len(amvicc.load_catalogue().prompts()), len(ru.load_rubrics()));"
         "from amvicc.score.app import CSS, keyboard_script;"
         "print('.amvicc-image' in CSS, '__SHORTCUTS__' not in keyboard_script())"
@@ -76,5 +80,6 @@ def test_wheel_carries_and_finds_its_data(tmp_path: Path) -> None:
     ).stdout.splitlines()
     assert out[0].startswith(str(target))
     assert out[1] == str(target / "amvicc" / "_data" / "pipelines")
-    assert out[2] == "600 9"
-    assert out[3] == "True True"  # the scoring page's CSS and script load from the wheel
+    assert out[2] == "True"  # the demo's published grade sheets
+    assert out[3] == "600 9"
+    assert out[4] == "True True"  # the scoring page's CSS and script load from the wheel

@@ -1,11 +1,17 @@
 """``amvicc demo``: the whole flow, offline, on embedded defaults, in a few minutes on a laptop.
 
-It runs the same verbs a user runs, in one process, printing each command: it generates both
-prompt kinds for a few pairs of every category with the ``tiny-sd3`` smoke model, answers
-their questions with the ``tiny-llava`` smoke VLM, judges the explicit images by asking
-``tiny-llava`` their question and the Text images with OCR, and writes the HTML report. The
-smoke models have random weights, built offline in a second: the demo shows the machinery,
-and its numbers mean nothing about real models (every page says so).
+It runs the same verbs a user runs, in one process, printing each command, in two parts:
+
+1. **AMVICC's published results.** It imports the human grade sheets AMVICC published for its
+   three image models (shipped in ``grades/``, CC0), under the paper's names — DALL·E 3,
+   Gemini 2.5 Flash Image, SD 3.5 Large — so the report opens with AMVICC's own table.
+2. **The machinery, on smoke-test models.** It generates both prompt kinds for a few pairs of
+   every category with the ``tiny-sd3`` smoke model, answers their questions with the
+   ``tiny-llava`` smoke VLM, judges the explicit images by asking ``tiny-llava`` their
+   question and the Text images with OCR. The smoke models have random weights, built
+   offline in a second: their numbers mean nothing about real models, and the report keeps
+   them apart from the real ones, after them, scored only on the pairs they were asked
+   (``--smoke-index``).
 
 MMVP's own images are not shipped (they are on the Hugging Face Hub); without ``--images``
 the VLM answers questions about stand-in pictures rendered here, labelled as such.
@@ -24,13 +30,18 @@ from amvicc.cli.arguments import positive_int
 from amvicc.cli.main import main as run_verb
 from amvicc.cli.registry import verb
 from amvicc.errors import UserError
+from amvicc.imports.published import published_sheets
 
 DEMO_STORE = Path("amvicc-demo")
 IMAGE_MODEL = "tiny-sd3"
 VLM = "tiny-llava"
 SMOKE_NOTICE = (
-    "All of this comes from random-weight smoke-test models: the numbers show that the "
-    "machinery works and mean nothing about real models."
+    "Part 2 runs random-weight smoke-test models: their numbers show that the machinery "
+    "works and mean nothing about real models."
+)
+PUBLISHED_NOTICE = (
+    "Part 1 imports AMVICC's published human grades of DALL·E 3, Gemini 2.5 Flash Image and "
+    "SD 3.5 Large (CC0): the report opens with AMVICC's own image-model table."
 )
 
 
@@ -120,28 +131,50 @@ def run(args: argparse.Namespace) -> int:
     images = args.images or write_stand_in_images(args.store / "stand-in-images", indices)
     generation_run = f"demo-{IMAGE_MODEL}"
     report = args.store / "report.html"
+    report_argv = [
+        "report",
+        "--store",
+        store,
+        "--smoke-index",
+        format_index_ranges(indices),
+        "-o",
+        str(report),
+    ]
+    print(PUBLISHED_NOTICE)
     print(SMOKE_NOTICE)
     if args.images is None:
         print(f"The VLM answers about stand-in pictures in {images}; pass --images DIR for MMVP's.")
-    steps = [
+    published = [
         (
-            f"generate both prompt kinds for {len(indices)} questions ({args.pairs} pair(s) "
-            f"per category) with {IMAGE_MODEL}",
+            f"part 1: import AMVICC's published grades of {model}",
+            ["import-grades", str(sheet), "--model", model, "--store", store],
+        )
+        for sheet, model in published_sheets()
+    ]
+    steps = [
+        *published,
+        (
+            f"part 2: generate both prompt kinds for {len(indices)} questions ({args.pairs} "
+            f"pair(s) per category) with the smoke model {IMAGE_MODEL}",
             ["generate", "--model", IMAGE_MODEL, "--run", generation_run, *selection],
         ),
         (
-            f"answer the questions with {VLM}, then grade the answers",
+            f"part 2: answer the questions with the smoke VLM {VLM}, then grade the answers",
             ["answer", "--model", VLM, "--images", str(images), *selection],
         ),
         (
-            f"judge the explicit images by asking {VLM} their question",
+            f"part 2: judge the explicit images by asking {VLM} their question",
             ["judge", "--run", generation_run, "--method", "question", "--judge", VLM, *selection],
         ),
         (
-            "judge the Text images with OCR",
+            "part 2: judge the Text images with OCR",
             ["judge", "--run", generation_run, "--method", "ocr", *selection],
         ),
-        ("write the report", ["report", *selection, "-o", str(report)]),
+        (
+            "write the report: AMVICC's published table first, the smoke-test models apart "
+            "after it, on the pairs they were asked",
+            report_argv,
+        ),
     ]
     for number, (what, argv) in enumerate(steps, start=1):
         print(f"\n[{number}/{len(steps)}] {what}\n$ {shlex.join(['amvicc', *argv, *quiet])}")
@@ -152,10 +185,11 @@ def run(args: argparse.Namespace) -> int:
                 f"step {number} ({what}) failed with status {status}; fix what it printed and "
                 "rerun `amvicc demo` to resume"
             )
-    print(f"\nDone in {time.perf_counter() - started:.0f} s. {SMOKE_NOTICE}")
+    print(f"\nDone in {time.perf_counter() - started:.0f} s.")
     print(f"  workspace  {args.store}")
-    print(f"  report     {report}")
-    print("Rate the images yourself (blinded, keyboard-driven), then refresh the report:")
+    print(f"  report     {report}  (first: AMVICC's published image-model results)")
+    print(SMOKE_NOTICE)
+    print("Rate the smoke images yourself (blinded, keyboard-driven), then refresh the report:")
     print(f"  amvicc score --store {shlex.quote(store)}")
-    print(f"  {shlex.join(['amvicc', 'report', *selection, '-o', str(report)])}")
+    print(f"  {shlex.join(['amvicc', *report_argv])}")
     return 0

@@ -57,6 +57,20 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         help="MMVP indices, e.g. 1-20,99 (widened to whole pairs; default: all)",
     )
     parser.add_argument(
+        "--smoke-index",
+        type=index_ranges,
+        metavar="RANGES",
+        help="score the smoke-test models only on these indices, widened to pairs (the demo "
+        "asks them a few pairs; real models keep every selected question)",
+    )
+    parser.add_argument(
+        "--prices",
+        type=Path,
+        metavar="FILE",
+        help="YAML prices per model for the tokens-and-cost table (amvicc ships none; see "
+        "docs/report.md)",
+    )
+    parser.add_argument(
         "--format",
         choices=REPORT_FORMATS,
         help="output format (default: from -o's suffix, else html)",
@@ -124,6 +138,8 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         "amvicc report --format csv > results.csv",
         "amvicc report --models 'sd35,dalle3' --missing exclude -o report.html",
         "amvicc report --verdicts judge:ocr:rapidocr --format md",
+        "amvicc report --index 81-100 --models 'dalle3*'   # AMVICC's ablation subset",
+        "amvicc report --prices prices.yaml",
     ),
     configure=_configure,
 )
@@ -143,6 +159,8 @@ def run(args: argparse.Namespace) -> int:
         models=tuple(args.models) if args.models else None,
         categories=tuple(args.categories) if args.categories else None,
         indices=args.index,
+        smoke_indices=args.smoke_index,
+        prices=args.prices,
         catalogue=args.catalogue,
         labels="original" if args.original_labels else None,
         gallery=args.gallery,

@@ -19,6 +19,9 @@ class ImportGradesOptions:
         rater: who graded it; each rater's sheet is one vote in the majority.
         dry_run: check the sheet and count what would be added, writing nothing.
         command: the command line, recorded with the run.
+        variant: the prompt variant the sheet's images were made from (AMVICC's wording
+            ablation), e.g. ``wording``. None: the catalogue's prompts, or — when the sheet's
+            prompt cells differ from them — a variant named after those prompts' hash.
     """
 
     sheet: Path
@@ -26,6 +29,7 @@ class ImportGradesOptions:
     rater: str = DEFAULT_RATER
     dry_run: bool = False
     command: str | None = None
+    variant: str | None = None
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,10 @@ class ImportGradesSummary:
         images_added: image rows added (or that would be, on a dry run).
         verdicts_added: verdicts added (or that would be).
         dry_run: nothing was written.
+        variant: the prompt variant recorded (None: the catalogue's prompts).
+        variant_prompts: the sheet's prompts that differ from the catalogue's.
+        samples: samples per question (IDs ``N-k``).
+        padded: verdict cells that carried white space (read as Y / N; kept as written).
     """
 
     sheet: str
@@ -55,16 +63,36 @@ class ImportGradesSummary:
     images_added: int
     verdicts_added: int
     dry_run: bool
+    variant: str | None = None
+    variant_prompts: int = 0
+    samples: int = 1
+    padded: tuple[str, ...] = ()
 
     def lines(self) -> list[str]:
         """One line for the terminal."""
         action = "would add" if self.dry_run else "added"
-        return [
+        lines = [
             f"{self.sheet}: {self.rows} rows, {self.verdicts_read} verdicts "
             f"({self.blank} blank = missing), {len(self.warnings)} warning(s); {action} "
             f"{self.images_added} image(s) and {self.verdicts_added} verdict(s) to run "
             f"{self.run_id} as {self.source}"
         ]
+        if self.samples > 1:
+            lines.append(
+                f"  {self.samples} samples per question (IDs N, N-2, ..., N-{self.samples})"
+            )
+        if self.variant is not None:
+            lines.append(
+                f"  prompt variant {self.variant!r}: {self.variant_prompts} prompt(s) differ "
+                "from the catalogue's; its images are a configuration of their own"
+            )
+        if self.padded:
+            lines.append(
+                f"  {len(self.padded)} verdict cell(s) carried white space, read as Y / N "
+                f"(a script comparing raw cells counts them otherwise): {self.padded[0]}"
+                + (f" and {len(self.padded) - 1} more" if len(self.padded) > 1 else "")
+            )
+        return lines
 
 
 AnswerFormat = Literal["amvicc-jsonl", "amvicc-graded", "lmms-eval", "vlmevalkit", "generic"]

@@ -5,12 +5,14 @@ modules, and pandas, on first use::
 
     from amvicc import Store
     from amvicc.report import ReportOptions, build_report, compute_metrics, run_report
-    from amvicc.report import judge_agreement, render_report
+    from amvicc.report import compare_models, concordance, judge_agreement, render_report
 
     store = Store("amvicc-runs")
     summary = run_report(ReportOptions(format="md"), store=store)  # what `amvicc report` does
     metrics = compute_metrics(store)                      # tidy DataFrame, one row per number
     judges = judge_agreement(store)                       # automatic judges vs humans
+    pairs = concordance(store)                            # VLM × image model, item by item
+    differences = compare_models(store)                   # paired, McNemar, Holm
     html = render_report(build_report(store, missing="exclude"), "html")
 """
 
@@ -24,7 +26,9 @@ if TYPE_CHECKING:
     from amvicc.report.build import (
         Report,
         build_report,
+        compare_models,
         compute_metrics,
+        concordance,
         human_agreement,
         judge_agreement,
     )
@@ -37,6 +41,8 @@ if TYPE_CHECKING:
 _LAZY = {
     "Report": "amvicc.report.build",
     "build_report": "amvicc.report.build",
+    "compare_models": "amvicc.report.build",
+    "concordance": "amvicc.report.build",
     "compute_metrics": "amvicc.report.build",
     "human_agreement": "amvicc.report.build",
     "judge_agreement": "amvicc.report.build",
@@ -57,7 +63,9 @@ __all__ = [
     "ReportSummary",
     "build_report",
     "collect_items",
+    "compare_models",
     "compute_metrics",
+    "concordance",
     "human_agreement",
     "judge_agreement",
     "render_report",

@@ -9,7 +9,8 @@ The Python API for notebooks and other stages:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import time
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pandas as pd
@@ -17,6 +18,8 @@ from tqdm import tqdm
 
 from amvicc import __version__
 from amvicc.catalogue import Catalogue
+from amvicc.report.analyses import Analyses, compute_analyses
+from amvicc.report.crossmodal import BlindSpot, blind_spot_evidence
 from amvicc.report.entries import ModelEntry
 from amvicc.report.gallery import GalleryItem, failing_examples
 from amvicc.report.grading import audit_error_table, grading_agreement_table, procedure_table
@@ -61,6 +64,10 @@ class Report:
             their counts (:mod:`~amvicc.report.interaction`).
         robustness: each perturbed run beside its clean run on the same items
             (:mod:`~amvicc.report.robustness`).
+        analyses: the item-level sections (concordance, comparisons, gains, ablations,
+            baselines, usage, sheet notes).
+        blind_spots: the first shared blind spots with the images and replies behind them.
+        timings: seconds each step took.
     """
 
     options: ReportOptions
@@ -83,6 +90,9 @@ class Report:
     methods: Methods
     interaction: Interaction
     robustness: pd.DataFrame
+    analyses: Analyses
+    blind_spots: tuple[BlindSpot, ...] = ()
+    timings: dict[str, float] = field(default_factory=dict)
     version: str = __version__
 
     @property
@@ -94,6 +104,10 @@ class Report:
     def categories(self) -> list[str]:
         """The category codes reported, in AMVICC's order."""
         return [c.code for c in self.catalogue.categories()]
+
+
+# Shared blind spots shown with their images and replies in the HTML (all are in the JSON).
+BLIND_SPOTS_SHOWN = 30
 
 
 def _options(options: ReportOptions | None, changes: dict[str, Any]) -> ReportOptions:
@@ -117,17 +131,28 @@ def build_report(
         "reading the workspace",
         "metrics",
         "challenges and perturbations",
+        "item-level analyses",
         "agreement",
         "judges",
         "gallery",
         "methods",
     )
+    timings: dict[str, float] = {}
+    clock = time.perf_counter()
+
+    def lap(name: str) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        timings[name] = now - clock
+        clock = now
+
     # disable=None: no bar when stderr is not a terminal (logs, pipes, CI).
     disable = None if progress else True
     with tqdm(total=len(steps), desc="report", unit="step", disable=disable, leave=False) as bar:
         bar.set_postfix_str(steps[0])
         items = collect_items(store, options)
-        plain_items = _plain_only(items)
+        plain_items = plain_only(items)
+        lap("items")
         bar.update()
         bar.set_postfix_str(steps[1])
         metrics = metric_table(items, options)
@@ -136,26 +161,39 @@ def build_report(
         shared = shared_failure_modes(plain(metrics), failures, categories)
         missing = missing_summary(plain_items)
         samples = samples_table(plain_items, plain(metrics), options)
+        lap("metrics")
         bar.update()
         bar.set_postfix_str(steps[2])
         interaction = interaction_table(store, items, options)
         robustness = robustness_table(items, options)
+        lap("interaction")
         bar.update()
         bar.set_postfix_str(steps[3])
-        agreement = rater_agreement(plain_items)
+        analyses = compute_analyses(store, plain_items, options)
+        spots = blind_spot_evidence(
+            store, plain_items, analyses.blind_spots, limit=BLIND_SPOTS_SHOWN
+        )
+        lap("analyses")
         bar.update()
         bar.set_postfix_str(steps[4])
+        agreement = rater_agreement(plain_items)
+        lap("agreement")
+        bar.update()
+        bar.set_postfix_str(steps[5])
         judges = judge_agreement_table(items)
         judge_metrics = judge_metric_table(_images_only(items), options)
         procedures = procedure_table(plain_items, options)
         grading_agreement = grading_agreement_table(plain_items)
         audit_errors = audit_error_table(store, items, options.confidence)
-        bar.update()
-        bar.set_postfix_str(steps[5])
-        gallery = failing_examples(store, plain_items, options.gallery)
+        lap("judges")
         bar.update()
         bar.set_postfix_str(steps[6])
+        gallery = failing_examples(store, plain_items, options.gallery)
+        lap("gallery")
+        bar.update()
+        bar.set_postfix_str(steps[7])
         methods = describe_methods(store, items)
+        lap("methods")
         bar.update()
     return Report(
         options=options,
@@ -178,6 +216,9 @@ def build_report(
         methods=methods,
         interaction=interaction,
         robustness=robustness,
+        analyses=analyses,
+        blind_spots=tuple(spots),
+        timings={**timings, **{f"analyses.{k}": v for k, v in analyses.timings.items()}},
     )
 
 
@@ -193,7 +234,7 @@ def with_interaction(metrics: pd.DataFrame, interaction: Interaction) -> pd.Data
     return table.astype({"correct": "Int64", "total": "Int64", "missing": "Int64"})
 
 
-def _plain_only(items: Items) -> Items:
+def plain_only(items: Items) -> Items:
     """The items of plain entries (no condition): what the main tables count."""
     if all(not e.condition for e in items.entries):
         return items
@@ -239,6 +280,31 @@ def judge_agreement(
     for human raters.
     """
     return judge_agreement_table(collect_items(store, _options(options, changes)))
+
+
+def concordance(store: Store, options: ReportOptions | None = None, **changes: Any) -> pd.DataFrame:
+    """Item-level concordance of VLM and image-model pair outcomes, per category and ``all``.
+
+    One row per VLM × image model (and the modalities pooled): the 2×2 counts (``both_pass``,
+    ``vlm_only``, ``igm_only``, ``both_fail``), ``agreement``, Cohen's ``kappa``, ``phi``
+    (each with ``_low`` / ``_high`` bootstrap bounds), ``odds_ratio`` and ``fisher_p``. See
+    :mod:`amvicc.report.crossmodal`.
+    """
+    options = _options(options, changes)
+    return compute_analyses(store, collect_items(store, options), options).concordance
+
+
+def compare_models(
+    store: Store, options: ReportOptions | None = None, **changes: Any
+) -> pd.DataFrame:
+    """Paired comparisons of every two models of a modality on the same items.
+
+    Per metric and category: each side's accuracy, the ``difference`` with its paired
+    bootstrap interval, McNemar's exact ``p_value`` and Holm's ``p_holm`` across categories.
+    See :mod:`amvicc.report.comparisons`.
+    """
+    options = _options(options, changes)
+    return compute_analyses(store, collect_items(store, options), options).comparisons
 
 
 def human_agreement(

@@ -7,7 +7,9 @@ with its first run's id. Image models come from ``generate`` and ``import`` runs
 entry of its own that carries the condition and its clean counterpart's key; it keeps the
 model's name as its label (the condition tells it apart), and only plain entries (empty
 condition) fill the main tables. Challenge runs are not entries: they are read by
-:mod:`amvicc.report.interaction` beside the answer run they continue.
+:mod:`amvicc.report.interaction` beside the answer run they continue. A model's images made
+from a prompt variant (AMVICC's wording ablation; the run's ``variant``) are an entry of their
+own too, labelled ``model · variant``, with ``variant=<name>`` as their rows' condition.
 """
 
 from __future__ import annotations
@@ -32,6 +34,10 @@ IGM_STAGES = ("generate", "import")
 VLM_STAGES = ("answer",)
 
 
+#: A prompt variant's rows carry ``condition = "variant=<name>"``.
+VARIANT_CONDITION = "variant="
+
+
 @dataclass(frozen=True)
 class ModelEntry:
     """A model as the report shows it: one stored configuration of one model.
@@ -50,6 +56,7 @@ class ModelEntry:
         condition: what was done to its inputs (``grain=0.1``); empty for a plain entry.
         clean_key: for a perturbed entry, the configuration key of the same model and options
             without the perturbation (its clean counterpart).
+        variant: the prompt variant its images were made from ("": the catalogue's prompts).
     """
 
     key: str
@@ -63,6 +70,14 @@ class ModelEntry:
     imported: bool = False
     condition: str = ""
     clean_key: str | None = None
+    variant: str = ""
+
+    @property
+    def row_condition(self) -> str:
+        """The report rows' ``condition``: the perturbation, ``variant=<name>``, or ""."""
+        if self.condition:
+            return self.condition
+        return f"{VARIANT_CONDITION}{self.variant}" if self.variant else ""
 
 
 # --- reading entries ----------------------------------------------------------------------------------
@@ -86,17 +101,21 @@ def load_entries(
         )
     runs["modality"] = np.where(runs["stage"].isin(VLM_STAGES), "vlm", "igm")
     runs["condition"] = runs["condition"].fillna("").astype(str)
+    runs["variant"] = runs["config_json"].map(_variant)
     entries: list[ModelEntry] = []
     configs_per_model = (
-        runs.groupby(["modality", "model", "condition"])["config_key"].nunique().to_dict()
+        runs.groupby(["modality", "model", "condition", "variant"])["config_key"]
+        .nunique()
+        .to_dict()
     )
     for (modality, key), group in runs.groupby(["modality", "config_key"], sort=False):
         model = str(group["model"].iloc[-1])
         condition = str(group["condition"].iloc[-1])
+        variant = str(group["variant"].iloc[-1])
         run_ids = tuple(str(r) for r in group["run_id"])
-        label = model
-        if configs_per_model[(modality, model, condition)] > 1:
-            label = f"{model} [{run_ids[0]}]"
+        label = f"{model} · {variant}" if variant else model
+        if configs_per_model[(modality, model, condition, variant)] > 1:
+            label = f"{label} [{run_ids[0]}]"
         clean_key = json.loads(str(group["config_json"].iloc[-1])).get("clean_config_key")
         policy: LabelPolicy = labels or (
             "original" if group["label_policy"].iloc[-1] == "original" else "corrected"
@@ -114,6 +133,7 @@ def load_entries(
                 imported=bool((group["stage"] == "import").all()),
                 condition=condition,
                 clean_key=str(clean_key) if condition and clean_key else None,
+                variant=variant,
             )
         )
     entries.sort(key=lambda e: (e.modality != "igm", e.label.casefold(), condition_order(e)))
@@ -135,6 +155,16 @@ def condition_order(entry: ModelEntry) -> tuple[bool, str, float]:
     """Plain entries first, then by perturbation kind and level."""
     kind, level = parse_condition(entry.condition)
     return (bool(entry.condition), kind, level)
+
+
+def _variant(config_json: object) -> str:
+    """The prompt variant a run's configuration names ("" for the catalogue's prompts)."""
+    try:
+        config = json.loads(str(config_json))
+    except ValueError:
+        return ""
+    value = config.get("variant") if isinstance(config, dict) else None
+    return str(value) if value else ""
 
 
 def _select(entries: list[ModelEntry], patterns: list[str]) -> list[ModelEntry]:

@@ -151,6 +151,8 @@ def collect_items(store: Store, options: ReportOptions | None = None) -> Items:
         answers = _answers({e.label_policy for e in vlm}, catalogue)
         frames.append(_answer_items(vlm, questions, response_rows, response_verdicts, answers))
     frame = pd.concat(frames, ignore_index=True)
+    if options.smoke_indices is not None:
+        frame = _smoke_scope(frame, entries, catalogue, options.smoke_indices)
     _blank_cells(frame, {e.key for e in entries if e.imported})
     return Items(
         entries=tuple(entries),
@@ -160,6 +162,21 @@ def collect_items(store: Store, options: ReportOptions | None = None) -> Items:
         catalogue=catalogue,
         basis=options.verdicts,
     )
+
+
+def _smoke_scope(
+    frame: pd.DataFrame, entries: list[ModelEntry], catalogue: Catalogue, indices: frozenset[int]
+) -> pd.DataFrame:
+    """Keep the smoke-test models' items of the pairs ``indices`` touch (real models keep all).
+
+    Raises:
+        UserError: the indices select no question of the report's catalogue.
+    """
+    pairs = {q.pair for q in catalogue if q.index in indices}
+    if not pairs:
+        raise UserError("--smoke-index selects no question of the report; widen it")
+    smoke = frame["entry"].isin({e.key for e in entries if e.smoke})
+    return frame[~smoke | frame["pair"].isin(pairs)].reset_index(drop=True)
 
 
 # --- reading the store -----------------------------------------------------------------------

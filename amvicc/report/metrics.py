@@ -26,6 +26,7 @@ import pandas as pd
 
 from amvicc.agreement import cohen_kappa_from_table, fleiss_kappa_from_counts
 from amvicc.catalogue import format_index_ranges
+from amvicc.report.entries import VARIANT_CONDITION
 from amvicc.report.items import Items, category_sort_key, image_values, roles
 from amvicc.report.options import (
     CHANCE_INDIVIDUAL,
@@ -85,7 +86,7 @@ def _entry_columns(items: Items) -> pd.DataFrame:
             "label": [e.label for e in items.entries],
             "model": [e.model for e in items.entries],
             "modality": [e.modality for e in items.entries],
-            "condition": [e.condition for e in items.entries],
+            "condition": [e.row_condition for e in items.entries],
             "smoke": [e.smoke for e in items.entries],
             "samples": [e.samples for e in items.entries],
         }
@@ -134,7 +135,8 @@ def metric_table(items: Items, options: ReportOptions) -> pd.DataFrame:
         Columns ``entry, label, model, modality, condition, smoke, samples, category, metric,
         value, correct, total, missing, ci_low, ci_high`` (``value`` = correct / total, NaN
         when nothing was counted; the interval is NaN without bootstrap; ``condition`` empty
-        for a plain run, e.g. ``grain=0.1`` for a perturbed one).
+        for a plain run, e.g. ``grain=0.1`` for a perturbed one, ``variant=<name>`` for a
+        prompt variant's images).
     """
     units = pair_units(items, options)
     both = pd.concat([units, units.assign(category=ALL)], ignore_index=True)
@@ -186,10 +188,16 @@ METRIC_COLUMNS = (
 
 
 def plain(table: pd.DataFrame) -> pd.DataFrame:
-    """The rows of plain runs (empty ``condition``): what the main tables have always shown."""
+    """The rows the main tables show: plain runs and prompt variants, not perturbed runs.
+
+    A prompt variant is a model of its own (other prompts, other images); a perturbed answer
+    run is the same model on degraded inputs, shown beside its clean run in the robustness
+    section instead.
+    """
     if "condition" not in table.columns:
         return table
-    return table[table["condition"] == ""]
+    condition = table["condition"].fillna("").astype(str)
+    return table[(condition == "") | condition.str.startswith(VARIANT_CONDITION)]
 
 
 def _sorted(table: pd.DataFrame) -> pd.DataFrame:

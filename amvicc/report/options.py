@@ -45,6 +45,11 @@ class ReportOptions:
         categories: category codes to include (None: all).
         indices: MMVP indices to include, widened to whole pairs (None: all), e.g. to report
             on the subset a run covered.
+        smoke_indices: score the smoke-test models only on these indices, widened to whole
+            pairs (None: on every selected question). The demo asks its smoke models a few
+            pairs and reports them beside real models scored on all 300 questions.
+        prices: a YAML file of prices per model, for the tokens-and-cost table (None: tokens
+            only; amvicc ships no prices).
         catalogue: the benchmark file (None: the shipped catalogue).
         labels: score every VLM under this label policy (None: each run's own policy).
         gallery: failing examples shown per model in the HTML report.
@@ -65,6 +70,8 @@ class ReportOptions:
     models: tuple[str, ...] | None = None
     categories: tuple[str, ...] | None = None
     indices: frozenset[int] | None = None
+    smoke_indices: frozenset[int] | None = None
+    prices: Path | None = None
     catalogue: Path | None = None
     labels: LabelPolicy | None = None
     gallery: int = 12

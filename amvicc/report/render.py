@@ -1,12 +1,14 @@
 """Write a :class:`~amvicc.report.build.Report` as HTML, Markdown, CSV or JSON.
 
-- CSV: one row per number, ``model,modality,category,metric,value,correct,total``, then
-  ``ci_low,ci_high`` when intervals were computed, then ``condition``; ``value`` with 6
-  decimals (empty when nothing was counted). ``condition`` is empty for a plain run, a perturbation
-  (``grain=0.1``) for a perturbed run's ``individual`` / ``pair`` rows, or a challenge arm
+- CSV: one row per number, ``model,modality,category,metric,value,correct,total`` then
+  ``ci_low,ci_high`` when intervals were computed, then ``condition,p_value,p_adjusted``;
+  ``value`` with 6 decimals (empty when nothing was counted). The accuracies come first:
+  ``condition`` is empty for a plain run, a perturbation (``grain=0.1``) for a perturbed run's
+  ``individual`` / ``pair`` rows, ``variant=<name>`` for a prompt variant's, or a challenge arm
   for the ``capitulation``, ``correction`` and ``*_adjusted`` rows (whose ``correct`` and
   ``total`` are the changes and the first turns counted; empty for adjusted rates, which are
-  differences).
+  differences). Then the item-level sections' numbers
+  (:func:`amvicc.report.analyses.analysis_rows` says what their ``condition`` holds).
 - JSON: every table, with a ``smoke`` flag on each model and number.
 - Markdown: the tables, ready to paste into a paper.
 - HTML: one self-contained file (inline CSS, embedded figures and thumbnails) that opens
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import math
 from collections.abc import Mapping
@@ -25,10 +28,17 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
 from amvicc.catalogue import CATEGORY_BY_CODE
+from amvicc.report.analysis_view import (
+    NO_SPREAD,
+    analysis_figures,
+    analysis_view,
+    sample_spread_cells,
+)
 from amvicc.report.build import Report
 from amvicc.report.interaction import ARM_ORDER, INTERACTION_METRICS, INTERACTION_NAMES
 from amvicc.report.metrics import (
@@ -43,8 +53,7 @@ from amvicc.report.options import CHANCE_INDIVIDUAL, CHANCE_PAIR, ReportFormat
 
 CSV_COLUMNS = ("model", "modality", "category", "metric", "value", "correct", "total")
 INTERVAL_COLUMNS = ("ci_low", "ci_high")
-# Last, so that the columns before it keep their places (and a plain row its meaning).
-CONDITION_COLUMN = "condition"
+CONDITION_COLUMNS = ("condition", "p_value", "p_adjusted")
 SMOKE_MARK = "⚠ smoke"
 SMOKE_WARNING = (
     "random weights, built offline for tests and demos: their numbers only show that the "
@@ -52,12 +61,22 @@ SMOKE_WARNING = (
 )
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 MODALITY_TITLES = {"igm": "Image generation models (IGMs)", "vlm": "Vision-language models (VLMs)"}
+SMOKE_TITLES = {
+    "igm": "Smoke-test image models (random weights: the numbers mean nothing)",
+    "vlm": "Smoke-test VLMs (random weights: the numbers mean nothing)",
+}
 
 
 def render_report(report: Report, fmt: ReportFormat) -> str:
     """The report in one format, as text."""
     if fmt == "csv":
-        return to_csv(report.metrics, intervals=report.options.bootstrap > 0)
+        from amvicc.report.analyses import analysis_rows
+
+        return to_csv(
+            report.metrics,
+            intervals=report.options.bootstrap > 0,
+            extra=analysis_rows(report.analyses),
+        )
     if fmt == "json":
         return to_json(report)
     if fmt == "md":
@@ -80,34 +99,69 @@ def _count(value: object) -> str:
     return str(int(value))  # type: ignore[call-overload]
 
 
-def to_csv(metrics: pd.DataFrame, *, intervals: bool = True) -> str:
-    """One row per number of :func:`~amvicc.report.build.compute_metrics`.
+def to_csv(
+    metrics: pd.DataFrame, *, intervals: bool = True, extra: pd.DataFrame | None = None
+) -> str:
+    """One row per number: :func:`~amvicc.report.metrics.metric_table`, then ``extra``.
 
-    The columns are fixed (see the module docstring).
+    The columns are fixed (see the module docstring); ``extra`` has
+    :data:`amvicc.report.analyses.ROW_COLUMNS`. Formatted column by column: a report of
+    fifty models has tens of thousands of comparison rows.
     """
-    columns = CSV_COLUMNS + (INTERVAL_COLUMNS if intervals else ()) + (CONDITION_COLUMN,)
-    m = metrics
+    columns = CSV_COLUMNS + (INTERVAL_COLUMNS if intervals else ()) + CONDITION_COLUMNS
+    plain = (
+        metrics.drop(columns=[c for c in ("model",) if c in metrics.columns])
+        .rename(columns={"label": "model"})
+        .assign(p_value=np.nan, p_adjusted=np.nan)
+    )
+    if "condition" not in plain.columns:
+        plain["condition"] = ""
+    parts = [plain[list(ROW_ORDER)]]
+    if extra is not None and not extra.empty:
+        parts.append(extra[list(ROW_ORDER)])
+    rows = pd.concat(parts, ignore_index=True)
+    cells = {
+        "model": rows["model"].astype(str).tolist(),
+        "modality": rows["modality"].astype(str).tolist(),
+        "category": rows["category"].astype(str).tolist(),
+        "metric": rows["metric"].astype(str).tolist(),
+        "value": _formatted(rows["value"], "{:.6f}"),
+        "correct": _formatted(rows["correct"], "{:.0f}"),
+        "total": _formatted(rows["total"], "{:.0f}"),
+        "ci_low": _formatted(rows["ci_low"], "{:.6f}"),
+        "ci_high": _formatted(rows["ci_high"], "{:.6f}"),
+        "condition": rows["condition"].fillna("").astype(str).tolist(),
+        "p_value": _formatted(rows["p_value"], "{:.6g}"),
+        "p_adjusted": _formatted(rows["p_adjusted"], "{:.6g}"),
+    }
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(columns)
-    values = zip(
-        m["label"],
-        m["modality"],
-        m["category"],
-        m["metric"],
-        m["value"].map(_decimal),
-        m["correct"].map(_count),
-        m["total"].map(_count),
-        m["ci_low"].map(_decimal),
-        m["ci_high"].map(_decimal),
-        strict=True,
-    )
-    conditions = m["condition"] if "condition" in m.columns else [""] * len(m)
-    width = len(columns) - 1
-    writer.writerows(
-        [*row[:width], condition] for row, condition in zip(values, conditions, strict=True)
-    )
+    writer.writerows(zip(*(cells[name] for name in columns), strict=True))
     return out.getvalue()
+
+
+def _formatted(column: pd.Series, pattern: str) -> list[str]:
+    """Numbers as text with ``pattern``; missing (None, NaN) as an empty cell."""
+    values = pd.to_numeric(column, errors="coerce").to_numpy(dtype="float64")
+    text = pattern.format
+    return ["" if value != value else text(value) for value in values.tolist()]
+
+
+ROW_ORDER = (
+    "model",
+    "modality",
+    "category",
+    "metric",
+    "value",
+    "correct",
+    "total",
+    "ci_low",
+    "ci_high",
+    "condition",
+    "p_value",
+    "p_adjusted",
+)
 
 
 def _records(frame: pd.DataFrame, drop: tuple[str, ...] = ("entry",)) -> list[dict[str, Any]]:
@@ -120,6 +174,8 @@ def _records(frame: pd.DataFrame, drop: tuple[str, ...] = ("entry",)) -> list[di
 def _plain(value: Any) -> Any:
     if value is pd.NA or (isinstance(value, float) and math.isnan(value)):
         return None
+    if isinstance(value, float) and math.isinf(value):
+        return "inf" if value > 0 else "-inf"  # an odds ratio with an empty cell
     if hasattr(value, "item") and not isinstance(value, str | list):
         return _plain(value.item())
     return value
@@ -174,6 +230,7 @@ def to_json(report: Report) -> str:
         "grading_procedures": _records(report.procedures, drop=()),
         "grading_agreement": _records(report.grading_agreement, drop=()),
         "audit_errors": _records(report.audit_errors, drop=()),
+        "analyses": _analysis_records(report),
         "methods": {
             "runs": [asdict(r) for r in report.methods.runs],
             "sources": [asdict(s) for s in report.methods.sources],
@@ -182,6 +239,25 @@ def to_json(report: Report) -> str:
         },
     }
     return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def _analysis_records(report: Report) -> dict[str, Any]:
+    a = report.analyses
+    return {
+        "concordance": _records(a.concordance),
+        "shared_blind_spots": _records(a.blind_spots),
+        "comparisons": _records(a.comparisons),
+        "explicit_implicit_gains": _records(a.gains),
+        "explicit_implicit_pairs": _records(a.pair_gains),
+        "prompt_variants": _records(a.variants),
+        "per_sample": _records(a.per_sample),
+        "sample_spread": _records(a.spread),
+        "constant_baselines": _records(a.baselines),
+        "usage": _records(a.usage),
+        "currency": a.currency,
+        "raw_sheet_cells": _records(a.raw_cells),
+        "grade_sheets": a.sheets,
+    }
 
 
 # --- HTML and Markdown -----------------------------------------------------------------------
@@ -200,7 +276,13 @@ def _environment() -> Environment:
     environment.filters["num"] = _number
     environment.filters["pct"] = lambda v: "–" if _missing(v) else f"{100 * float(v):.1f}%"
     environment.filters["md"] = lambda v: str(v).replace("|", "\\|").replace("\n", " ")
+    environment.filters["pval"] = lambda v: "–" if _missing(v) else _p_text(float(v))
+    environment.filters["signed"] = lambda v: "–" if _missing(v) else f"{float(v):+.3f}"
     return environment
+
+
+def _p_text(value: float) -> str:
+    return "< 0.001" if value < 0.001 else f"{value:.3f}"
 
 
 def _template(name: str) -> Any:
@@ -220,12 +302,20 @@ def _name(label: str, smoke: bool) -> str:
 
 
 def _metric_tables(report: Report, metrics: pd.DataFrame) -> list[dict[str, Any]]:
-    """Per modality: rows (model, metric) × columns (categories, all), with flags."""
+    """Per modality: rows (model, metric) × columns (categories, all), with flags.
+
+    Real models come first, a modality's smoke-test models in tables of their own after
+    every real one (``smoke``: True), so random-weight numbers never share a table with — or
+    come before — real results.
+    """
     tables = []
     columns = [*report.categories, ALL]
     level = round(100 * report.options.confidence)
-    for modality, names in (("igm", IGM_METRICS), ("vlm", VLM_METRICS)):
-        part = metrics[metrics["modality"] == modality]
+    smoke_column = metrics["smoke"].astype(bool)
+    for smoke, (modality, names) in itertools.product(
+        (False, True), (("igm", IGM_METRICS), ("vlm", VLM_METRICS))
+    ):
+        part = metrics[(metrics["modality"] == modality) & (smoke_column == smoke)]
         if part.empty:
             continue
         cells = {
@@ -239,7 +329,9 @@ def _metric_tables(report: Report, metrics: pd.DataFrame) -> list[dict[str, Any]
                 for category in columns:
                     cell = cells.get((entry, metric, category))
                     if cell is None:
-                        row_cells.append({"text": "–", "ci": "", "failing": False, "count": ""})
+                        row_cells.append(
+                            {"text": "–", "ci": "", "failing": False, "count": "", "missing": 0}
+                        )
                         continue
                     failing = (
                         category != ALL
@@ -274,7 +366,8 @@ def _metric_tables(report: Report, metrics: pd.DataFrame) -> list[dict[str, Any]
         tables.append(
             {
                 "modality": modality,
-                "title": MODALITY_TITLES[modality],
+                "smoke": smoke,
+                "title": (SMOKE_TITLES if smoke else MODALITY_TITLES)[modality],
                 "columns": columns,
                 "rows": rows,
                 "metrics": [(SHORT_NAMES[m], m) for m in names],
@@ -285,6 +378,7 @@ def _metric_tables(report: Report, metrics: pd.DataFrame) -> list[dict[str, Any]
 
 def _view(report: Report, *, html: bool) -> dict[str, Any]:
     smoke = {e.label: e.smoke for e in report.entries}
+    spread = sample_spread_cells(report)
     view: dict[str, Any] = {
         "report": report,
         "options": report.options,
@@ -325,6 +419,7 @@ def _view(report: Report, *, html: bool) -> dict[str, Any]:
                 **row,
                 "name": _name(row["label"], bool(row["smoke"])),
                 "short": SHORT_NAMES[row["metric"]],
+                **spread.get((row["label"], row["category"], row["metric"]), NO_SPREAD),
             }
             for row in _records(report.samples)
         ],
@@ -359,9 +454,13 @@ def _view(report: Report, *, html: bool) -> dict[str, Any]:
         "gallery": report.gallery,
         "methods": report.methods,
         "models": report.entries,
+        "analysis": analysis_view(report),
     }
+    view["real_tables"] = [t for t in view["tables"] if not t["smoke"]]
+    view["smoke_tables"] = [t for t in view["tables"] if t["smoke"]]
     if html:
         view["figures"] = _figures(report)
+        view["figures"].update(analysis_figures(report))
     return view
 
 

@@ -407,6 +407,82 @@ class Queries(Database):
         rows = rows[rows["subject_id"].isin(subject_ids)]
         return rows.drop_duplicates(["subject_id", "source"], keep="last").reset_index(drop=True)
 
+    def usage_frame(self, config_keys: Sequence[str]) -> pd.DataFrame:
+        """What these configurations asked for, per question: every stored attempt counts.
+
+        Each request was paid for, so superseded and failed rows are counted too. Images
+        graded elsewhere (``external``) cost nothing here and are left out.
+
+        Returns:
+            Columns ``config_key``, ``question_index``, ``subject`` (``response`` or
+            ``image``), ``requests``, ``failed`` (errors, failed or refused images),
+            ``with_usage`` (requests whose route reported token counts), ``prompt_tokens``
+            and ``completion_tokens`` (summed over those), as Python objects. Image routes
+            report usage in ``params_json``'s ``usage`` (``input_tokens`` /
+            ``output_tokens``, or ``prompt_tokens`` / ``completion_tokens``).
+        """
+        columns = [
+            "config_key",
+            "question_index",
+            "subject",
+            "requests",
+            "failed",
+            "with_usage",
+            "prompt_tokens",
+            "completion_tokens",
+        ]
+        marks = _marks(config_keys)
+        # JSON is parsed only where "usage" appears: most image routes report none.
+        image_in = (
+            "CASE WHEN instr(params_json, '\"usage\"') > 0 THEN "
+            "COALESCE(json_extract(params_json, '$.usage.input_tokens'), "
+            "json_extract(params_json, '$.usage.prompt_tokens')) END"
+        )
+        image_out = (
+            "CASE WHEN instr(params_json, '\"usage\"') > 0 THEN "
+            "COALESCE(json_extract(params_json, '$.usage.output_tokens'), "
+            "json_extract(params_json, '$.usage.completion_tokens')) END"
+        )
+        query = f"""
+            SELECT config_key, question_index, 'response', COUNT(*), SUM(status = 'error'),
+                   COUNT(prompt_tokens), COALESCE(SUM(prompt_tokens), 0),
+                   COALESCE(SUM(completion_tokens), 0)
+            FROM responses WHERE config_key IN ({marks}) GROUP BY config_key, question_index
+            UNION ALL
+            SELECT config_key, question_index, 'image', COUNT(*), SUM(status != 'ok'),
+                   COUNT({image_in}), COALESCE(SUM({image_in}), 0),
+                   COALESCE(SUM({image_out}), 0)
+            FROM images WHERE status != 'external' AND config_key IN ({marks})
+            GROUP BY config_key, question_index
+        """
+        return self._object_frame(query, [*config_keys, *config_keys], columns)
+
+    def sheet_verdict_details(self, image_ids: Sequence[str]) -> pd.DataFrame:
+        """Each grade sheet's latest verdict on these images, with its ``detail_json``.
+
+        What a report needs to find the sheet cells that carried white space (the raw cell
+        is in the details), which change what a script comparing raw cells computes.
+
+        Returns:
+            Columns ``subject_id``, ``source``, ``value``, ``detail_json``.
+        """
+        import pandas as pd
+
+        columns = ["subject_id", "source", "value", "detail_json", "verdict_id"]
+        # A range on the indexed source column: every ``sheet:...`` source.
+        rows = self._object_frame(
+            "SELECT image_id, source, value, detail_json, verdict_id FROM verdicts "
+            "WHERE source >= 'sheet:' AND source < 'sheet;' AND image_id IS NOT NULL "
+            "ORDER BY verdict_id",
+            [],
+            columns,
+        )
+        if rows.empty:
+            return pd.DataFrame(columns=columns[:4])
+        rows = rows[rows["subject_id"].isin(set(image_ids))]
+        latest = rows.drop_duplicates(["subject_id", "source"], keep="last")
+        return latest[columns[:4]].reset_index(drop=True)
+
 
 def latest_per_source(verdicts: Iterable[VerdictRecord]) -> list[VerdictRecord]:
     """Of verdicts given oldest first, each source's latest per subject, oldest first.

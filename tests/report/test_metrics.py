@@ -324,7 +324,9 @@ def test_exact_fractions_survive_the_csv(workspace: Workspace) -> None:
     build_fixture(workspace)
     text = render_report(build_report(workspace.store, TX_ONLY), "csv")
     row = next(line for line in text.splitlines() if line.startswith("m1,igm,tx,pair_implicit,"))
-    assert row == f"m1,igm,tx,pair_implicit,{float(Fraction(2, 7)):.6f},2,7,"  # empty condition
+    assert (
+        row == f"m1,igm,tx,pair_implicit,{float(Fraction(2, 7)):.6f},2,7,,,"
+    )  # plain: no condition
 
 
 def test_empty_workspace_has_nothing_to_report(store: Store) -> None:

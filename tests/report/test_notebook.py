@@ -37,4 +37,5 @@ def test_notebook_draws_the_table_and_heatmap(
     assert "smoke-test models, their numbers mean nothing: tiny" in text
     html = "".join(o.get("data", {}).get("text/html", "") for o in outputs)
     assert "tiny (smoke)" in html and "I Im" in html and "judge:ocr:r" in html
+    assert "both_fail" in html and "VLMs pooled (1 model)" in html  # the concordance table
     assert sum("image/png" in o.get("data", {}) for o in outputs) == 2

@@ -81,9 +81,10 @@ def test_csv_has_exactly_the_columns(filled: Workspace) -> None:
         "ci_low",
         "ci_high",
         "condition",
+        "p_value",
+        "p_adjusted",
     ]
-    body = rows[1:]
-    assert {r[9] for r in body} == {""}  # plain runs only: today's rows, today's meaning
+    body = [r for r in rows[1:] if r[9] == ""]  # the accuracies; other rows have a condition
     assert {r[1] for r in body} == {"igm", "vlm"}
     assert {r[2] for r in body} == {"tx", "qc", "all"}
     metrics = {r[3] for r in body}
@@ -100,7 +101,9 @@ def test_csv_has_exactly_the_columns(filled: Workspace) -> None:
         assert float(row[4]) == pytest.approx(int(row[5]) / int(row[6]), abs=5e-7)
     assert len(body) == 2 * 3 * 4 + 1 * 3 * 2
     without = render_report(build_report(filled.store, categories=("tx",), bootstrap=0), "csv")
-    assert without.splitlines()[0] == "model,modality,category,metric,value,correct,total,condition"
+    assert without.splitlines()[0] == (
+        "model,modality,category,metric,value,correct,total,condition,p_value,p_adjusted"
+    )
 
 
 def test_json_carries_smoke_flags_and_every_table(filled: Workspace) -> None:
@@ -156,7 +159,9 @@ def test_html_is_self_contained_with_every_section_filled(filled: Workspace) -> 
     assert set(SECTIONS) <= parser.ids
     assert parser.sources and all(s.startswith("data:image/") for s in parser.sources)
     assert "http://" not in html and "https://" not in html
-    assert html.count("data:image/png;base64,") == 3  # two heatmaps and the cross-modal chart
+    # Two heatmaps, the cross-modal chart, concordance, questions × models (two image models:
+    # their comparison matrix is a table).
+    assert html.count("data:image/png;base64,") == 5
     assert html.count("data:image/jpeg;base64,") >= 1  # thumbnails in the gallery
     assert "⚠ Smoke-test models:</strong>" in html and "tiny-sd3 ⚠ smoke" in html
     assert 'class="fail"' in html
@@ -235,7 +240,7 @@ def test_models_filter_with_globs(filled: Workspace, capsys: pytest.CaptureFixtu
         == 0
     )
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
-    assert {r["model"] for r in rows} == {"sd35", "llava"}
+    assert {r["model"] for r in rows if not r["condition"]} == {"sd35", "llava"}
 
 
 def test_missing_workspace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -261,7 +266,9 @@ def test_python_dash_m(filled: Workspace) -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("model,modality,category,metric,value,correct,total,condition\n")
+    assert done.stdout.startswith(
+        "model,modality,category,metric,value,correct,total,condition,p_value,p_adjusted\n"
+    )
 
 
 def test_index_selection_widens_to_pairs_and_serialises(filled: Workspace) -> None:

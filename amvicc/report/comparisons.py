@@ -1,0 +1,326 @@
+"""Paired comparisons on the same items: model vs model, explicit vs implicit, variant vs base.
+
+Two columns of :class:`~amvicc.report.outcomes.Outcomes` are compared on the items (or pairs)
+that count for both. Per category and overall:
+
+- each side's accuracy and the difference ``A − B``;
+- a percentile bootstrap interval of the difference, resampling pairs with the weights of
+  :class:`~amvicc.report.stats.Resampler` (both sides get the same resample: the interval is
+  paired);
+- McNemar's exact p-value on the discordant items (``A`` right and ``B`` wrong, and the
+  reverse) and, across the categories of one comparison and metric, Holm's adjustment.
+
+Individual metrics compare items, pair metrics compare pairs (a pair is right when both its
+items are). Every comparison of every column pair is computed at once, with array operations.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from amvicc.report.metrics import METRICS_BY_KIND
+from amvicc.report.outcomes import MISSING, Outcomes
+from amvicc.report.stats import Resampler, holm, mcnemar_p, ratio
+
+COMPARISON_COLUMNS = [
+    "model",
+    "versus",
+    "modality",
+    "smoke",
+    "category",
+    "metric",
+    "condition",
+    "units",
+    "missing",
+    "correct",
+    "versus_correct",
+    "value",
+    "versus_value",
+    "difference",
+    "ci_low",
+    "ci_high",
+    "model_only",
+    "versus_only",
+    "p_value",
+    "p_holm",
+]
+GAIN = "explicit-implicit"
+
+
+def _contrast(
+    outcomes: Outcomes,
+    resampler: Resampler,
+    first: np.ndarray[Any, Any],
+    second: np.ndarray[Any, Any],
+    pairs: bool,
+) -> dict[str, dict[str, np.ndarray[Any, Any]]]:
+    """Every statistic of the comparisons ``first[j]`` vs ``second[j]``, per category.
+
+    Returns:
+        category -> statistic name -> array over j.
+    """
+    missing = outcomes.codes == MISSING
+    if pairs:
+        correct = outcomes.pair_correct()[:, :, None]
+        counted = outcomes.pair_counted()[:, :, None]
+        missing = missing.any(axis=2, keepdims=True)
+    else:
+        correct = outcomes.item_correct()
+        counted = outcomes.item_counted()
+    common = counted[first] & counted[second]  # comparisons × pairs × units
+    # Units with a missing item on either side: failures in ``units`` under --missing fail,
+    # left out of them under exclude; counted either way, so every accuracy says so.
+    either_missing = _units(missing[first] | missing[second])
+    right_a = correct[first] & common
+    right_b = correct[second] & common
+    # Per comparison and pair (float, for the matrix products of the bootstrap).
+    only_a = _units(right_a & ~right_b)
+    only_b = _units(right_b & ~right_a)
+    ahead = (only_a - only_b).astype("float64")  # A's correct minus B's, per pair
+    counts = _units(common)
+    n_pair = counts.astype("float64")
+    right = _units(right_a)
+    # Every pair counts the same for every comparison (the usual case under --missing fail):
+    # a resample's denominator is then that count times the resample's size, no product.
+    same = counts.size and (counts == counts.flat[0]).all()
+    slices = outcomes.category_slices()
+    starts = np.array([s.start for _, s in slices[:-1]], dtype=np.int64)
+
+    def per_category(x: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+        """Sums per category (columns in :meth:`category_slices` order, ``all`` last)."""
+        if not len(starts):
+            return np.zeros((x.shape[0], 1), dtype=x.dtype)
+        sums = np.add.reduceat(x, starts, axis=1)
+        return np.concatenate([sums, x.sum(axis=1, keepdims=True)], axis=1)
+
+    sums = {
+        name: per_category(x)
+        for name, x in (
+            ("a_only", only_a),
+            ("b_only", only_b),
+            ("right", right),
+            ("n", n_pair),
+            ("missing", either_missing),
+        )
+    }
+    out: dict[str, dict[str, np.ndarray[Any, Any]]] = {}
+    for position, (category, part) in enumerate(slices):
+        n = sums["n"][:, position]
+        ca = sums["right"][:, position].astype("float64")
+        a_only = sums["a_only"][:, position]
+        b_only = sums["b_only"][:, position]
+        cb = ca - a_only + b_only
+        stats = {
+            "units": n,
+            "missing": sums["missing"][:, position],
+            "correct": ca,
+            "versus_correct": cb,
+            "value": ratio(ca, n),
+            "versus_value": ratio(cb, n),
+            "difference": ratio(ca - cb, n),
+            "model_only": a_only,
+            "versus_only": b_only,
+        }
+        stats["p_value"] = np.where(n > 0, mcnemar_p(a_only, b_only), np.nan)
+        weights = resampler.weights(part.stop - part.start)
+        if weights is None:
+            stats["ci_low"] = stats["ci_high"] = np.full(len(first), np.nan)
+        elif same and counts.flat[0] > 0:  # one denominator: integer numerators
+            scale = float(counts.flat[0]) * (part.stop - part.start)
+            bounds = resampler.counts_interval(only_a[:, part] - only_b[:, part], scale)
+            assert bounds is not None
+            stats["ci_low"], stats["ci_high"] = bounds
+        else:
+            lead = weights @ ahead[:, part].T  # resamples × comparisons
+            counted_weight = weights @ n_pair[:, part].T
+            stats["ci_low"], stats["ci_high"] = resampler.interval(ratio(lead, counted_weight))
+        out[category] = stats
+    categories = [c for c in out if c != "all"]
+    if categories:
+        adjusted = holm(np.stack([out[c]["p_value"] for c in categories], axis=1))
+        for position, category in enumerate(categories):
+            out[category]["p_holm"] = adjusted[:, position]
+    out["all"]["p_holm"] = np.full(len(first), np.nan)  # overall: one test, nothing to adjust
+    return out
+
+
+def _units(flags: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """Count the true units (items or the pair) per comparison and pair: the last axis."""
+    count = flags[:, :, 0].astype(np.int64)
+    for unit in range(1, flags.shape[2]):
+        count += flags[:, :, unit]
+    return count
+
+
+def _rows(
+    outcomes: Outcomes,
+    stats: dict[str, dict[str, np.ndarray[Any, Any]]],
+    first: np.ndarray[Any, Any],
+    second: np.ndarray[Any, Any],
+    metric: list[str],
+    condition: list[str],
+) -> pd.DataFrame:
+    columns = outcomes.columns
+    parts = []
+    for category, values in stats.items():
+        parts.append(
+            pd.DataFrame(
+                {
+                    "model": columns["label"].to_numpy(dtype=object)[first],
+                    "versus": columns["label"].to_numpy(dtype=object)[second],
+                    "modality": columns["modality"].to_numpy(dtype=object)[first],
+                    "smoke": columns["smoke"].to_numpy(dtype=bool)[first]
+                    | columns["smoke"].to_numpy(dtype=bool)[second],
+                    "category": category,
+                    "metric": metric,
+                    "condition": condition,
+                    **{name: values[name] for name in COMPARISON_COLUMNS[7:]},
+                }
+            )
+        )
+    if not parts:
+        return pd.DataFrame(columns=COMPARISON_COLUMNS)
+    table = pd.concat(parts, ignore_index=True)
+    for name in ("units", "missing", "correct", "versus_correct", "model_only", "versus_only"):
+        table[name] = table[name].astype("int64")
+    return table[COMPARISON_COLUMNS]
+
+
+def _run(
+    outcomes: Outcomes,
+    resampler: Resampler,
+    jobs: list[tuple[int, int, str, str]],
+) -> pd.DataFrame:
+    """Compare (first column, second column, metric stem, condition) jobs, both metrics."""
+    if not jobs:
+        return pd.DataFrame(columns=COMPARISON_COLUMNS)
+    first = np.array([j[0] for j in jobs])
+    second = np.array([j[1] for j in jobs])
+    tables = []
+    for which, pairs in ((0, False), (1, True)):
+        names = [_metric_name(j[2], which) for j in jobs]
+        stats = _contrast(outcomes, resampler, first, second, pairs)
+        tables.append(_rows(outcomes, stats, first, second, names, [j[3] for j in jobs]))
+    return _ordered(pd.concat(tables, ignore_index=True))
+
+
+def _metric_name(stem: str, which: int) -> str:
+    if stem in METRICS_BY_KIND:
+        return METRICS_BY_KIND[stem][which]
+    return ("individual_", "pair_")[which] + stem
+
+
+def _ordered(table: pd.DataFrame) -> pd.DataFrame:
+    from amvicc.report.items import category_sort_key
+
+    return (
+        table.assign(_c=category_sort_key(table["category"]), _n=np.arange(len(table)))
+        .sort_values(["metric", "model", "versus", "_c"], kind="stable")
+        .drop(columns=["_c", "_n"])
+        .reset_index(drop=True)
+    )
+
+
+def model_comparisons(outcomes: Outcomes, resampler: Resampler) -> pd.DataFrame:
+    """Every pair of models of a modality, per prompt kind (prompt variants aside).
+
+    Returns:
+        :data:`COMPARISON_COLUMNS`, one row per (model, versus, metric, category);
+        ``condition`` is ``vs=<versus>``.
+    """
+    columns = outcomes.columns
+    jobs = []
+    for kind in ("implicit", "explicit", "answer"):
+        chosen = columns[(columns["kind"] == kind) & (columns["variant"] == "")]
+        positions = list(chosen.index)
+        for i, a in enumerate(positions):
+            for b in positions[i + 1 :]:
+                jobs.append((a, b, kind, f"vs={columns['label'].iloc[b]!s}"))
+    return _run(outcomes, resampler, jobs)
+
+
+def explicit_gains(outcomes: Outcomes, resampler: Resampler) -> pd.DataFrame:
+    """Explicit − implicit, per image model: does naming the feature in the prompt help?
+
+    Returns:
+        :data:`COMPARISON_COLUMNS` with ``metric`` ``individual_gain`` / ``pair_gain``,
+        ``versus`` the same model, ``condition`` ``explicit-implicit``; ``model_only``
+        counts items (pairs) right only with the explicit prompt, ``versus_only`` those
+        right only with the implicit one.
+    """
+    columns = outcomes.columns
+    jobs = []
+    for entry in dict.fromkeys(columns.loc[columns["modality"] == "igm", "entry"]):
+        explicit = outcomes.column(str(entry), "explicit")
+        implicit = outcomes.column(str(entry), "implicit")
+        if explicit is not None and implicit is not None:
+            jobs.append((explicit, implicit, "gain", GAIN))
+    return _run(outcomes, resampler, jobs)
+
+
+def variant_comparisons(outcomes: Outcomes, resampler: Resampler) -> pd.DataFrame:
+    """Each prompt variant against its baseline: the same model with the catalogue's prompts.
+
+    Returns:
+        :data:`COMPARISON_COLUMNS`; ``model`` is the variant, ``versus`` the baseline,
+        ``condition`` ``variant=<name>``. Variants without a baseline are left out.
+    """
+    columns = outcomes.columns
+    jobs = []
+    for position in np.flatnonzero(columns["variant"].to_numpy(dtype=object) != ""):
+        row = columns.iloc[int(position)]
+        base = np.flatnonzero(
+            (columns["model"] == row["model"]).to_numpy()
+            & (columns["modality"] == row["modality"]).to_numpy()
+            & (columns["kind"] == row["kind"]).to_numpy()
+            & (columns["variant"] == "").to_numpy()
+        )
+        if len(base):
+            jobs.append(
+                (int(position), int(base[0]), str(row["kind"]), f"variant={row['variant']}")
+            )
+    return _run(outcomes, resampler, jobs)
+
+
+PAIR_GAIN_COLUMNS = ["model", "smoke", "pair", "category", "implicit", "explicit", "gain"]
+
+
+def pair_gains(outcomes: Outcomes) -> pd.DataFrame:
+    """Explicit − implicit per image model and pair: which pairs naming the feature fixed or broke.
+
+    Returns:
+        :data:`PAIR_GAIN_COLUMNS`: ``implicit`` / ``explicit`` are the pair outcomes (1 both
+        images right, 0 not), ``gain`` their difference (1, 0 or −1); pairs that do not count
+        for both prompt kinds are left out.
+    """
+    columns = outcomes.columns
+    correct = outcomes.pair_correct()
+    counted = outcomes.pair_counted()
+    parts = []
+    for entry in dict.fromkeys(columns.loc[columns["modality"] == "igm", "entry"]):
+        explicit = outcomes.column(str(entry), "explicit")
+        implicit = outcomes.column(str(entry), "implicit")
+        if explicit is None or implicit is None:
+            continue
+        both = counted[explicit] & counted[implicit]
+        ex = correct[explicit][both].astype("int64")
+        im = correct[implicit][both].astype("int64")
+        parts.append(
+            pd.DataFrame(
+                {
+                    "model": columns["label"].iloc[explicit],
+                    "smoke": bool(columns["smoke"].iloc[explicit]),
+                    "pair": outcomes.pairs["pair"].to_numpy()[both],
+                    "category": outcomes.pairs["category"].to_numpy()[both],
+                    "implicit": im,
+                    "explicit": ex,
+                    "gain": ex - im,
+                }
+            )
+        )
+    if not parts:
+        return pd.DataFrame(columns=PAIR_GAIN_COLUMNS)
+    return pd.concat(parts, ignore_index=True)[PAIR_GAIN_COLUMNS]

@@ -1,0 +1,284 @@
+"""The statistics of the item-level sections: one resampling matrix, exact tests, Holm.
+
+- :class:`Resampler`: the percentile bootstrap over *pairs*. A group of n pairs is resampled
+  with one matrix of multinomial weights drawn from a generator seeded by ``(seed, n)`` — the
+  matrix :func:`amvicc.report.metrics.bootstrap_intervals` uses — and every statistic of that
+  group (concordance, differences, gains) is computed from the same matrix: one matrix
+  product per statistic instead of a loop over resamples.
+- :func:`mcnemar_p`: McNemar's exact test (statsmodels), evaluated once per distinct
+  discordant count.
+- :func:`fisher_exact_many`: Fisher's exact test of many 2×2 tables at once, from scipy's
+  hypergeometric distribution, with scipy's rule for the two-sided p-value.
+- :func:`holm`: Holm's step-down adjustment of many families at once.
+
+The tests check each against ``scipy.stats.fisher_exact``,
+``statsmodels.stats.contingency_tables.mcnemar(exact=True)`` and
+``statsmodels.stats.multitest.multipletests(method="holm")`` on many inputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import cache
+from typing import Any
+
+import numpy as np
+
+FloatArray = np.ndarray[Any, np.dtype[np.float64]]
+
+
+@contextmanager
+def single_threaded_blas() -> Iterator[None]:
+    """Run the enclosed code with one BLAS thread.
+
+    A report's matrix products are small (a thousand resamples by a few hundred pairs): BLAS
+    worker threads gain little on them and spin while they wait, taking the second core from
+    pandas and the renderer — on two cores the report is a second or more faster without them.
+    """
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
+
+
+class Resampler:
+    """Bootstrap weights over pairs, shared by every statistic of a group of n pairs.
+
+    Args:
+        resamples: how many resamples (0: no intervals).
+        seed: the report's seed; with n it seeds the group's generator, so the same data
+            give the same interval whatever else the report holds.
+        confidence: the interval's level (0.95: the 2.5th and 97.5th percentiles).
+    """
+
+    def __init__(self, resamples: int, seed: int, confidence: float) -> None:
+        self.resamples = resamples
+        self.seed = seed
+        self.confidence = confidence
+        self._weights: dict[int, FloatArray] = {}
+        self._compact: dict[int, np.ndarray[Any, np.dtype[np.float32]]] = {}
+
+    def weights(self, n: int) -> FloatArray | None:
+        """The resamples × n weight matrix of a group of n pairs (None: no bootstrap)."""
+        if self.resamples <= 0 or n <= 0:
+            return None
+        if n not in self._weights:
+            rng = np.random.default_rng([self.seed, n])
+            drawn = rng.multinomial(n, np.full(n, 1.0 / n), size=self.resamples)
+            self._weights[n] = drawn.astype("float64")
+        return self._weights[n]
+
+    def counts_interval(
+        self, counts: np.ndarray[Any, Any], scale: float
+    ) -> tuple[FloatArray, FloatArray] | None:
+        """Interval of ``(weights @ counts.T) / scale`` for integer ``counts`` (rows × n).
+
+        The fast path of statistics whose resampled denominator is the same for every
+        resample (a fixed count per pair times n, since each resample draws n pairs): the
+        numerators are then integers below 2**24, exact in float32, so the products run in
+        float32 and the ranks are found on them before the one division. Returns None
+        without bootstrap.
+        """
+        weights = self.weights(counts.shape[1])
+        if weights is None:
+            return None
+        n = counts.shape[1]
+        if n not in self._compact:
+            self._compact[n] = weights.astype(np.float32)
+        resampled = counts.astype(np.float32) @ self._compact[n].T  # rows × resamples
+        if resampled.size and np.abs(resampled).max() < 2**15:
+            # Small integers: numpy sorts int16 by radix sort, faster than a partial sort.
+            ordered = np.sort(resampled.astype(np.int16), axis=1)
+            tail = (1.0 - self.confidence) / 2
+            bounds = []
+            for q in (tail, 1 - tail):
+                lo, hi, frac = _ranks(ordered.shape[1], q)
+                bounds.append(
+                    _lerp(ordered[:, lo].astype("float64"), ordered[:, hi].astype("float64"), frac)
+                )
+            return bounds[0] / scale, bounds[1] / scale
+        low, high = self.interval_rows(resampled)
+        return low / scale, high / scale
+
+    def interval(self, values: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """Percentile interval over the first axis (resamples); NaN resamples are ignored."""
+        return self.interval_rows(np.ascontiguousarray(np.asarray(values).T))
+
+    def interval_rows(self, rows: np.ndarray[Any, Any]) -> tuple[FloatArray, FloatArray]:
+        """Percentile interval over the first axis (resamples); NaN resamples are ignored.
+
+        ``np.percentile``'s linear interpolation, computed for thousands of columns at once:
+        a partial sort (``np.partition``) of each column at the four ranks the two bounds
+        need, and a full sort only of the columns that hold NaN (all-NaN columns stay NaN).
+        ``np.nanpercentile`` would loop over those columns in Python.
+        """
+        tail = (1.0 - self.confidence) / 2
+        columns = rows
+        shape = columns.shape[:-1]
+        columns = columns.reshape(-1, columns.shape[-1])
+        low = np.full(len(columns), np.nan)
+        high = np.full(len(columns), np.nan)
+        holes = np.isnan(columns).any(axis=1)
+        whole = columns[~holes]
+        if len(whole):
+            size = whole.shape[1]
+            ranks = [_ranks(size, q) for q in (tail, 1 - tail)]
+            kth = sorted({r for lo, hi, _ in ranks for r in (lo, hi)})
+            ordered = np.partition(whole, kth, axis=1)
+            low[~holes], high[~holes] = (
+                _lerp(ordered[:, lo].astype("float64"), ordered[:, hi].astype("float64"), frac)
+                for lo, hi, frac in ranks
+            )
+        if holes.any():
+            ordered = np.sort(columns[holes].astype("float64"), axis=1)  # NaN last
+            counts = (~np.isnan(ordered)).sum(axis=1)
+            rows = np.arange(len(ordered))
+            for out, q in ((low, tail), (high, 1 - tail)):
+                position = q * np.maximum(counts - 1, 0)
+                lo = np.floor(position).astype("int64")
+                hi = np.minimum(lo + 1, np.maximum(counts - 1, 0))
+                values_at = _lerp(ordered[rows, lo], ordered[rows, hi], position - lo)
+                out[holes] = np.where(counts > 0, values_at, np.nan)
+        return low.reshape(shape), high.reshape(shape)
+
+
+def _ranks(size: int, q: float) -> tuple[int, int, float]:
+    """The two ranks around quantile q of ``size`` sorted values, and the weight between."""
+    position = q * (size - 1)
+    lo = int(np.floor(position))
+    return lo, min(lo + 1, size - 1), position - lo
+
+
+def _lerp(a: FloatArray, b: FloatArray, t: Any) -> FloatArray:
+    """Linear interpolation between ranks, as ``np.percentile`` computes it."""
+    diff = b - a
+    out: FloatArray = np.where(np.asarray(t) >= 0.5, b - diff * (1 - np.asarray(t)), a + diff * t)
+    return out
+
+
+def ratio(numerator: FloatArray, denominator: FloatArray) -> FloatArray:
+    """Numerator / denominator, NaN where the denominator is 0."""
+    num = np.asarray(numerator, dtype="float64")
+    den = np.asarray(denominator, dtype="float64")
+    out: FloatArray = np.full(np.broadcast(num, den).shape, np.nan)
+    np.divide(num, den, out=out, where=den > 0)
+    return out
+
+
+def kappa_phi(
+    both: FloatArray, first_only: FloatArray, second_only: FloatArray, neither: FloatArray
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Percent agreement, Cohen's κ and φ of 2×2 tables given by their four cells.
+
+    ``both``: both say pass; ``first_only`` / ``second_only``: one says pass; ``neither``.
+    Any shape (the bootstrap passes resamples × tables). κ is
+    :func:`amvicc.agreement.cohen_kappa_from_table`'s formula, written for arrays; NaN where
+    undefined (no items, or every item in one cell row or column).
+    """
+    a, b, c, d = (np.asarray(x, dtype="float64") for x in (both, first_only, second_only, neither))
+    n = a + b + c + d
+    agreement = ratio(a + d, n)
+    expected = ratio((a + b) * (a + c) + (c + d) * (b + d), n * n)
+    kappa = np.full(np.shape(n), np.nan)
+    usable = (n > 0) & (expected < 1.0)
+    np.divide(agreement - expected, 1.0 - expected, out=kappa, where=usable)
+    margins = (a + b) * (c + d) * (a + c) * (b + d)
+    phi = np.full(np.shape(n), np.nan)
+    np.divide(
+        a * d - b * c,
+        np.sqrt(margins, where=margins > 0, out=np.zeros_like(margins)),
+        out=phi,
+        where=margins > 0,
+    )
+    return agreement, kappa, phi
+
+
+def mcnemar_p(first_only: np.ndarray[Any, Any], second_only: np.ndarray[Any, Any]) -> FloatArray:
+    """McNemar's exact p-value (two-sided) for each pair of discordant counts.
+
+    ``statsmodels.stats.contingency_tables.mcnemar(table, exact=True)`` evaluated once per
+    distinct (smaller count, sum) — the only numbers the exact test depends on — so that
+    thousands of comparisons cost a few hundred calls. 1.0 when there is no discordant item.
+    """
+    b = np.asarray(first_only, dtype="int64")
+    c = np.asarray(second_only, dtype="int64")
+    low = np.minimum(b, c).ravel()
+    total = (b + c).ravel()
+    width = int(total.max(initial=0)) + 1
+    unique, inverse = np.unique(low * width + total, return_inverse=True)
+    values = np.array([_mcnemar_exact(int(k // width), int(k % width)) for k in unique])
+    return values[inverse.ravel()].reshape(b.shape) if len(unique) else np.ones(b.shape)
+
+
+@cache
+def _mcnemar_exact(low: int, total: int) -> float:
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    return float(mcnemar([[0, low], [total - low, 0]], exact=True).pvalue)
+
+
+def fisher_exact_many(
+    tables: np.ndarray[Any, Any],
+) -> tuple[FloatArray, FloatArray]:
+    """Odds ratio and two-sided Fisher exact p-value of many 2×2 tables.
+
+    Args:
+        tables: ``(..., 2, 2)`` counts ``[[a, b], [c, d]]``.
+
+    Returns:
+        The sample odds ratio ``ad / bc`` (inf when ``bc = 0 < ad``, NaN when both are 0) and
+        the p-value: the probability, under the hypergeometric distribution of ``a`` given
+        the margins, of tables no more likely than the one observed — scipy's rule
+        (``scipy.stats.fisher_exact``, relative tolerance 1e-14), for all tables at once
+        instead of one call each.
+    """
+    from scipy.stats import hypergeom
+
+    counts = np.asarray(tables, dtype="int64")
+    shape = counts.shape[:-2]
+    flat = counts.reshape(-1, 2, 2)
+    a, b = flat[:, 0, 0], flat[:, 0, 1]
+    c, d = flat[:, 1, 0], flat[:, 1, 1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        odds = (a * d).astype("float64") / (b * c).astype("float64")
+    odds = np.where((a * d == 0) & (b * c == 0), np.nan, odds)
+    total = a + b + c + d
+    column = a + c  # the first column's total: the draws
+    row = a + b  # the first row's total: the successes in the population
+    low = np.maximum(0, column + row - total)
+    high = np.minimum(row, column)
+    width = int((high - low).max(initial=0)) + 1
+    support = low[:, None] + np.arange(width)[None, :]
+    inside = support <= high[:, None]
+    pmf = np.where(
+        inside, hypergeom.pmf(support, total[:, None], row[:, None], column[:, None]), 0.0
+    )
+    observed = hypergeom.pmf(a, total, row, column)
+    gamma = 1 + 1e-14
+    p = np.where(inside & (pmf <= observed[:, None] * gamma), pmf, 0.0).sum(axis=1)
+    p = np.minimum(p, 1.0)
+    p = np.where(total == 0, 1.0, p)
+    return odds.reshape(shape), p.reshape(shape)
+
+
+def holm(pvalues: FloatArray) -> FloatArray:
+    """Holm-adjusted p-values of each row (one family per row; NaN entries are left out).
+
+    ``multipletests(row, method="holm")[1]`` for every row at once. statsmodels' function
+    runs a full garbage collection on every call, which takes a tenth of a second in a
+    process holding a report: thousands of families (every pair of fifty models, per metric)
+    would take minutes.
+    """
+    values = np.atleast_2d(np.asarray(pvalues, dtype="float64"))
+    present = ~np.isnan(values)
+    m = present.sum(axis=1, keepdims=True)
+    order = np.argsort(np.where(present, values, np.inf), axis=1, kind="stable")
+    ranked = np.take_along_axis(values, order, axis=1)
+    steps = np.arange(values.shape[1])[None, :]
+    scaled = np.where(steps < m, (m - steps) * ranked, np.nan)
+    adjusted_sorted = np.fmin(np.fmax.accumulate(np.nan_to_num(scaled, nan=-np.inf), axis=1), 1.0)
+    adjusted_sorted = np.where(steps < m, adjusted_sorted, np.nan)
+    adjusted = np.empty_like(values)
+    np.put_along_axis(adjusted, order, adjusted_sorted, axis=1)
+    return adjusted.reshape(np.shape(pvalues))

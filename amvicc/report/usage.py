@@ -1,0 +1,186 @@
+"""Tokens and cost per model, where the route reports usage; prices from the user's file.
+
+amvicc ships no prices (they change, and differ per account): ``--prices FILE`` names a YAML
+file such as::
+
+    currency: USD
+    models:
+      openai:gpt-4o:
+        input_per_million: 2.50     # per million prompt tokens
+        output_per_million: 10.00   # per million completion tokens
+      "DALL·E 3":
+        per_image: 0.040            # per image requested
+      "hf:*":                       # glob patterns match too (the first match wins)
+        per_request: 0
+
+Every stored request of a model's configuration on the report's questions counts — retries
+and failed requests were paid for too. A cost that needs token counts is only partial when
+some requests reported none; the table says how many did.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from amvicc.errors import UserError
+from amvicc.report.items import Items
+from amvicc.store import Store
+
+PRICE_KEYS = ("input_per_million", "output_per_million", "per_image", "per_request")
+USAGE_COLUMNS = [
+    "entry",
+    "label",
+    "modality",
+    "smoke",
+    "requests",
+    "failed",
+    "with_usage",
+    "prompt_tokens",
+    "completion_tokens",
+    "price",
+    "cost",
+    "cost_requests",
+    "note",
+]
+
+
+@dataclass(frozen=True)
+class Prices:
+    """Prices per model name or glob pattern, in one currency."""
+
+    currency: str
+    models: tuple[tuple[str, Mapping[str, float]], ...]
+
+    def of(self, model: str) -> Mapping[str, float] | None:
+        """The prices of a model: its exact name first, else the first matching pattern."""
+        for name, price in self.models:
+            if name == model:
+                return price
+        for name, price in self.models:
+            if fnmatch.fnmatchcase(model, name):
+                return price
+        return None
+
+
+def load_prices(path: Path) -> Prices:
+    """Read a prices file (see the module docstring).
+
+    Raises:
+        UserError: the file is missing, is not YAML of that shape, or has a price that is not
+            a non-negative number.
+    """
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserError(f"--prices {path} does not exist; check the path") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise UserError(f"--prices {path} cannot be read: {err}") from None
+    except yaml.YAMLError as err:
+        raise UserError(f"--prices {path} is not valid YAML: {str(err).splitlines()[0]}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("models"), dict):
+        raise UserError(
+            f"--prices {path} needs a 'models:' mapping of model name -> prices "
+            f"({', '.join(PRICE_KEYS)})"
+        )
+    models = []
+    for name, price in data["models"].items():
+        if not isinstance(price, dict) or not price:
+            raise UserError(f"--prices {path}: model {name!r} needs a mapping of prices")
+        checked: dict[str, float] = {}
+        for key, value in price.items():
+            if key not in PRICE_KEYS:
+                raise UserError(
+                    f"--prices {path}: model {name!r} has an unknown price {key!r}; use "
+                    f"{', '.join(PRICE_KEYS)}"
+                )
+            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+                raise UserError(
+                    f"--prices {path}: model {name!r} {key} is {value!r}, not a number >= 0"
+                )
+            checked[str(key)] = float(value)
+        models.append((str(name), checked))
+    return Prices(currency=str(data.get("currency", "")), models=tuple(models))
+
+
+def usage_table(store: Store, items: Items, prices: Prices | None) -> pd.DataFrame:
+    """Requests, tokens and (with prices) cost per model, over the report's questions.
+
+    Returns:
+        :data:`USAGE_COLUMNS`; ``cost`` is NaN without a price, ``cost_requests`` counts
+        the requests the cost covers and ``note`` says what is left out.
+    """
+    entries = [e for e in items.entries if not e.imported]
+    if not entries:
+        return pd.DataFrame(columns=USAGE_COLUMNS)
+    raw = store.usage_frame([e.key for e in entries])
+    scope = items.frame[["entry", "question_index"]].drop_duplicates()
+    rows = []
+    for entry in entries:
+        mine = raw[raw["config_key"] == entry.key]
+        asked = set(scope.loc[scope["entry"] == entry.key, "question_index"])
+        mine = mine[mine["question_index"].isin(asked)]
+        totals = {
+            name: int(pd.to_numeric(mine[name]).sum()) if len(mine) else 0
+            for name in ("requests", "failed", "with_usage", "prompt_tokens", "completion_tokens")
+        }
+        price = prices.of(entry.model) if prices is not None else None
+        cost, covered, note = _cost(price, totals, entry.modality)
+        rows.append(
+            {
+                "entry": entry.key,
+                "label": entry.label,
+                "modality": entry.modality,
+                "smoke": entry.smoke,
+                **totals,
+                "price": _describe(price, prices.currency if prices else ""),
+                "cost": cost,
+                "cost_requests": covered,
+                "note": note,
+            }
+        )
+    return pd.DataFrame(rows, columns=USAGE_COLUMNS)
+
+
+def _cost(
+    price: Mapping[str, float] | None, totals: dict[str, int], modality: str
+) -> tuple[float, int, str]:
+    requests = totals["requests"]
+    if not requests:
+        return math.nan, 0, "no requests stored"
+    if price is None:
+        return math.nan, 0, "no price given"
+    cost = price.get("per_request", 0.0) * requests
+    if modality == "igm":
+        cost += price.get("per_image", 0.0) * requests
+    per_token = "input_per_million" in price or "output_per_million" in price
+    covered = requests
+    note = ""
+    if per_token:
+        covered = totals["with_usage"]
+        cost += price.get("input_per_million", 0.0) * totals["prompt_tokens"] / 1e6
+        cost += price.get("output_per_million", 0.0) * totals["completion_tokens"] / 1e6
+        if covered < requests:
+            note = f"partial: {requests - covered} of {requests} request(s) reported no token usage"
+    return cost, covered, note
+
+
+def _describe(price: Mapping[str, Any] | None, currency: str) -> str:
+    if not price:
+        return ""
+    unit = f" {currency}" if currency else ""
+    names = {
+        "input_per_million": "per M input tokens",
+        "output_per_million": "per M output tokens",
+        "per_image": "per image",
+        "per_request": "per request",
+    }
+    return ", ".join(f"{value:g}{unit} {names[key]}" for key, value in price.items())

@@ -1,0 +1,106 @@
+"""The vectorised statistics against scipy, statsmodels and numpy, and against hand values."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy.stats import fisher_exact
+from statsmodels.stats.contingency_tables import mcnemar
+from statsmodels.stats.multitest import multipletests
+
+from amvicc.agreement import cohen_kappa_from_table
+from amvicc.report.stats import Resampler, fisher_exact_many, holm, kappa_phi, mcnemar_p
+
+
+def test_fisher_by_hand() -> None:
+    odds, p = fisher_exact_many(np.array([[[3, 1], [1, 3]]]))
+    # Margins 4/4 of 8: P(a = 0..4) = (1, 16, 36, 16, 1) / 70; a = 3 and as extreme: 34 / 70.
+    assert odds[0] == pytest.approx(9.0) and p[0] == pytest.approx(34 / 70)
+
+
+def test_fisher_matches_scipy_on_many_tables() -> None:
+    rng = np.random.default_rng(0)
+    tables = rng.integers(0, 30, size=(400, 2, 2))
+    tables[:4] = [[[0, 0], [0, 0]], [[0, 3], [0, 4]], [[5, 5], [5, 5]], [[7, 0], [0, 7]]]
+    odds, p = fisher_exact_many(tables)
+    for table, o, value in zip(tables, odds, p, strict=True):
+        expected = fisher_exact(table)
+        assert value == pytest.approx(expected.pvalue, rel=1e-12, abs=1e-15), table
+        if np.isnan(expected.statistic):
+            assert np.isnan(o)
+        else:
+            assert o == expected.statistic, table
+
+
+def test_mcnemar_by_hand_and_against_statsmodels() -> None:
+    assert mcnemar_p(np.array([5]), np.array([0]))[0] == pytest.approx(2 * 0.5**5)
+    assert mcnemar_p(np.array([0]), np.array([0]))[0] == 1.0
+    rng = np.random.default_rng(1)
+    b, c = rng.integers(0, 60, 300), rng.integers(0, 60, 300)
+    p = mcnemar_p(b, c)
+    for first, second, value in zip(b, c, p, strict=True):
+        assert value == mcnemar([[0, first], [second, 0]], exact=True).pvalue
+
+
+def test_holm_by_hand_and_against_statsmodels() -> None:
+    assert holm(np.array([0.01, 0.04, 0.03])) == pytest.approx([0.03, 0.06, 0.06])
+    rng = np.random.default_rng(2)
+    families = rng.random((60, 9)) ** 3
+    families[5, [1, 4]] = np.nan  # a category without a test
+    families[6] = np.nan
+    adjusted = holm(families)
+    for family, got in zip(families, adjusted, strict=True):
+        present = ~np.isnan(family)
+        assert np.isnan(got[~present]).all()
+        if present.any():
+            expected = multipletests(family[present], method="holm")[1]
+            assert got[present] == pytest.approx(expected, abs=1e-15)
+
+
+def test_kappa_and_phi_by_hand_and_against_agreement() -> None:
+    agreement, kappa, phi = kappa_phi(3, 1, 1, 3)
+    assert (agreement, kappa, phi) == pytest.approx((0.75, 0.5, 0.5))
+    assert np.isnan(kappa_phi(4, 0, 0, 0)[1])  # one cell: κ undefined
+    rng = np.random.default_rng(3)
+    for a, b, c, d in rng.integers(0, 20, size=(100, 4)):
+        assert kappa_phi(a, b, c, d)[1] == pytest.approx(
+            cohen_kappa_from_table([[a, b], [c, d]]), nan_ok=True
+        )
+
+
+def test_intervals_match_numpy_percentiles() -> None:
+    resampler = Resampler(1000, 0, 0.95)
+    rng = np.random.default_rng(4)
+    values = rng.random((1000, 40))
+    values[3:, 1] = np.nan
+    values[:, 2] = np.nan
+    values[::9, 5] = np.nan
+    low, high = resampler.interval(values)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        expected = np.nanpercentile(values, [2.5, 97.5], axis=0)
+    np.testing.assert_allclose(low, expected[0], rtol=0, atol=1e-14)
+    np.testing.assert_allclose(high, expected[1], rtol=0, atol=1e-14)
+
+
+def test_counts_interval_is_the_percentile_of_the_resampled_ratio() -> None:
+    resampler = Resampler(500, 7, 0.9)
+    counts = np.random.default_rng(5).integers(-2, 3, size=(30, 12))
+    weights = resampler.weights(12)
+    assert weights is not None
+    bounds = resampler.counts_interval(counts, 24.0)
+    assert bounds is not None
+    expected = np.percentile((weights @ counts.T) / 24.0, [5, 95], axis=0)
+    np.testing.assert_allclose(bounds[0], expected[0], atol=1e-12)
+    np.testing.assert_allclose(bounds[1], expected[1], atol=1e-12)
+
+
+def test_the_resampling_matrix_is_the_main_tables() -> None:
+    """The same seed and group size give the weights the accuracies' intervals use."""
+    weights = Resampler(200, 3, 0.95).weights(7)
+    rng = np.random.default_rng([3, 7])
+    assert weights is not None
+    assert (weights == rng.multinomial(7, np.full(7, 1 / 7), size=200)).all()
+    assert Resampler(0, 3, 0.95).weights(7) is None
