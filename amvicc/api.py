@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 from amvicc.errors import UserError
+from amvicc.redaction import redact_url
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -75,9 +76,9 @@ class ApiSettings:
         )
 
     def public(self) -> dict[str, object]:
-        """What a run may record: everything but the key."""
+        """What a run may record: everything but the key (a key inside the URL redacted)."""
         return {
-            "base_url": self.base_url,
+            "base_url": redact_url(self.base_url) if self.base_url else None,
             "api_key_env": self.api_key_env,
             "max_connections": self.max_connections,
             "timeout": self.timeout,

@@ -12,7 +12,7 @@ from typing import Any, cast
 
 from amvicc.answer.options import AnswerOptions, AnswerSummary
 from amvicc.catalogue import Catalogue, format_index_ranges
-from amvicc.errors import UserError
+from amvicc.errors import UserError, WorkspaceError
 from amvicc.resources import default_catalogue_path
 from amvicc.store import RunRecord, RunSpec, Store
 from amvicc.vlm.base import SMOKE_WARNING, VLM
@@ -199,11 +199,13 @@ def _answer(
     )
     try:
         return engine.answer_sync(todo, progress=bar)
-    except KeyboardInterrupt:
-        store.finish_run(run.run_id, "interrupted")
+    except (KeyboardInterrupt, WorkspaceError):
+        # The workspace itself failing (full disk, read-only) stops the run as Ctrl-C does:
+        # rerunning the same command resumes once it is usable again.
+        store.try_finish_run(run.run_id, "interrupted")
         raise
     except UserError:
-        store.finish_run(run.run_id, "failed")
+        store.try_finish_run(run.run_id, "failed")
         raise
     finally:
         bar.close()

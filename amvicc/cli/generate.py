@@ -86,7 +86,9 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="KEY=VALUE",
         help="a further pipeline-call or API-request parameter, e.g. max_sequence_length=512 "
-        "or quality=high (repeatable)",
+        "or quality=high (repeatable); for API models, parameters the OpenAI client does not "
+        "know are sent in the request body as they are (extra_body), for OpenAI-compatible "
+        "servers that take more",
     )
 
     hardware = parser.add_argument_group("hardware (do not change the images)")

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import inspect
 import io
 import logging
 import urllib.request
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from functools import partial
+from functools import cache, partial
 from typing import TYPE_CHECKING, Any
 
 from amvicc.api import gather_bounded
@@ -29,6 +30,7 @@ from amvicc.generate.plan import ImageJob
 from amvicc.generate.sink import ImageSink
 from amvicc.generate.specs import ApiModelSpec
 from amvicc.provenance import package_versions
+from amvicc.redaction import redact_config, redact_url
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -69,13 +71,15 @@ class ApiImageBackend:
         self.size = self._size()
         self.request_options = {**spec.options, **options.extra}
         self.api = replace(options.api, base_url=spec.base_url)
-        self.endpoint = spec.base_url or OPENAI_ENDPOINT
+        # What is recorded, logged and named in messages: credentials in the URL or the
+        # options redacted (the requests themselves use the real values).
+        self.endpoint = redact_url(spec.base_url or OPENAI_ENDPOINT)
         self.outputs: dict[str, Any] = {
             "backend": "openai-images",
             "endpoint": self.endpoint,
             "api_model": spec.api_model,
             "size": self.size,
-            "options": self.request_options,
+            "options": redact_config(self.request_options),
         }
         self.settings: dict[str, Any] = {"api": self.api.public(), "processes": layout.count}
         self.params: dict[str, Any] = {}
@@ -134,15 +138,7 @@ class ApiImageBackend:
     async def _one(self, client: AsyncOpenAI, sink: ImageSink, job: ImageJob) -> None:
         import openai
 
-        request: dict[str, Any] = {
-            "model": self.spec.api_model,
-            "prompt": job.prompt.text,
-            "n": 1,
-            "size": self.size,
-            **self.request_options,
-        }
-        if self.spec.response_format is not None:
-            request["response_format"] = self.spec.response_format
+        request = self.request(job.prompt.text)
         try:
             response = await client.images.generate(**request)
         except openai.BadRequestError as err:
@@ -175,6 +171,29 @@ class ApiImageBackend:
             return
         sink.save(job, image, **details)
 
+    def request(self, prompt: str) -> dict[str, Any]:
+        """The keyword arguments of ``client.images.generate`` for one prompt.
+
+        Options the ``openai`` client names go as its arguments; any other (a parameter of an
+        OpenAI-compatible server, e.g. ``num_inference_steps``) goes in the request body as
+        ``extra_body``, which the client sends unchanged.
+        """
+        known = images_parameters()
+        direct = {k: v for k, v in self.request_options.items() if k in known}
+        extra = {k: v for k, v in self.request_options.items() if k not in known}
+        request: dict[str, Any] = {
+            "model": self.spec.api_model,
+            "prompt": prompt,
+            "n": 1,
+            "size": self.size,
+            **direct,
+        }
+        if self.spec.response_format is not None:
+            request["response_format"] = self.spec.response_format
+        if extra:
+            request["extra_body"] = extra
+        return request
+
     async def _image(self, response: Any) -> tuple[Image.Image, dict[str, Any]]:
         from PIL import Image
 
@@ -192,6 +211,19 @@ class ApiImageBackend:
         image.load()
         details = {"revised_prompt": item.revised_prompt} if item.revised_prompt else {}
         return image, details
+
+
+@cache
+def images_parameters() -> frozenset[str]:
+    """The request parameters the installed ``openai`` client's ``images.generate`` names.
+
+    Its transport options (``extra_body``, ``extra_headers``, ``timeout``...) are left out: a
+    user's ``--option`` never sets them.
+    """
+    from openai.resources.images import AsyncImages
+
+    names = inspect.signature(AsyncImages.generate).parameters
+    return frozenset(n for n in names if n != "self" and not n.startswith("extra_")) - {"timeout"}
 
 
 def _download(url: str, timeout: float) -> bytes:

@@ -15,6 +15,7 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 from amvicc.catalogue import Catalogue
+from amvicc.errors import WorkspaceError
 from amvicc.generate.distributed import ProcessLayout, current_layout
 from amvicc.generate.openai_images import ApiImageBackend
 from amvicc.generate.options import GenerationOptions, GenerationSummary
@@ -156,9 +157,10 @@ def run_generate(
     except BaseException as err:
         if progress is not None:
             progress.close()
-        status: RunStatus = "interrupted" if isinstance(err, KeyboardInterrupt) else "failed"
+        stopped = isinstance(err, KeyboardInterrupt | WorkspaceError)
+        status: RunStatus = "interrupted" if stopped else "failed"
         # Each process records its own end: under a launcher the others are being stopped.
-        store.finish_run(
+        store.try_finish_run(
             spec.run_id, status, {**summary([sink.counts]).as_dict(), "error": str(err)}
         )
         raise

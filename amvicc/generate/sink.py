@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from amvicc import __version__
 from amvicc.generate.plan import ImageJob
 from amvicc.provenance import canonical_json
+from amvicc.redaction import redact_config
 from amvicc.store import ImageRecord, Store, new_id
 
 if TYPE_CHECKING:
@@ -69,7 +70,7 @@ class ImageSink:
         self.config_key = config_key
         self.model = model
         self.smoke = smoke
-        self.params = dict(params)
+        self.params = redact_config(dict(params))  # a key in an option never reaches a PNG
         self.params_json = canonical_json(self.params)  # the same for every image of the run
         self.progress = progress
         self.seeded = seeded

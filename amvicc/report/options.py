@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, get_args
@@ -53,6 +54,8 @@ class ReportOptions:
             (unless ``default_file`` is off), md and csv are only returned.
         default_file: write html and json to the workspace when ``output`` is None.
         progress: show a progress bar while the report is computed.
+        excel_safe: in CSV, prefix text cells a spreadsheet would run as a formula
+            (``=``, ``+``, ``-``, ``@``) with ``'``; off by default to keep the data exact.
     """
 
     verdicts: str = HUMAN_VERDICTS
@@ -64,7 +67,7 @@ class ReportOptions:
     seed: int = 0
     models: tuple[str, ...] | None = None
     categories: tuple[str, ...] | None = None
-    indices: frozenset[int] | None = None
+    indices: Collection[int] | None = None
     catalogue: Path | None = None
     labels: LabelPolicy | None = None
     gallery: int = 12
@@ -72,6 +75,7 @@ class ReportOptions:
     output: Path | None = None
     default_file: bool = True
     progress: bool = True
+    excel_safe: bool = False
 
 
 SUFFIX_FORMATS: dict[str, ReportFormat] = {

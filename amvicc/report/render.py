@@ -12,9 +12,11 @@
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 import math
+import re
 from dataclasses import asdict
 from functools import cache
 from pathlib import Path
@@ -24,6 +26,7 @@ import pandas as pd
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
 from amvicc.catalogue import CATEGORY_BY_CODE
+from amvicc.catalogue.csvtext import excel_safe as excel_safe_cell
 from amvicc.report.build import Report
 from amvicc.report.metrics import (
     ALL,
@@ -48,7 +51,11 @@ MODALITY_TITLES = {"igm": "Image generation models (IGMs)", "vlm": "Vision-langu
 def render_report(report: Report, fmt: ReportFormat) -> str:
     """The report in one format, as text."""
     if fmt == "csv":
-        return to_csv(report.metrics, intervals=report.options.bootstrap > 0)
+        return to_csv(
+            report.metrics,
+            intervals=report.options.bootstrap > 0,
+            excel_safe=report.options.excel_safe,
+        )
     if fmt == "json":
         return to_json(report)
     if fmt == "md":
@@ -65,18 +72,21 @@ def _decimal(value: object) -> str:
     return f"{float(value):.6f}"  # type: ignore[arg-type]
 
 
-def to_csv(metrics: pd.DataFrame, *, intervals: bool = True) -> str:
+def to_csv(metrics: pd.DataFrame, *, intervals: bool = True, excel_safe: bool = False) -> str:
     """One row per number of :func:`~amvicc.report.metrics.metric_table`.
 
-    The columns are fixed (see the module docstring).
+    The columns are fixed (see the module docstring). ``excel_safe`` prefixes model names that
+    a spreadsheet would run as a formula (``=...``) with ``'`` (see
+    :func:`amvicc.catalogue.csvtext.excel_safe`).
     """
     columns = CSV_COLUMNS + (INTERVAL_COLUMNS if intervals else ())
     m = metrics
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(columns)
+    labels = m["label"].map(excel_safe_cell) if excel_safe else m["label"]
     values = zip(
-        m["label"],
+        labels,
         m["modality"],
         m["category"],
         m["metric"],
@@ -110,7 +120,12 @@ def _plain(value: Any) -> Any:
 def to_json(report: Report) -> str:
     """The whole report as JSON (NaN as null)."""
     options = asdict(report.options)
-    for where_it_goes in ("output", "default_file", "progress"):  # not how the numbers came
+    for where_it_goes in (
+        "output",
+        "default_file",
+        "progress",
+        "excel_safe",
+    ):  # not how the numbers came
         options.pop(where_it_goes)
     options["catalogue"] = str(options["catalogue"]) if options["catalogue"] else None
     options["indices"] = sorted(options["indices"]) if options["indices"] is not None else None
@@ -175,8 +190,38 @@ def _environment() -> Environment:
     )
     environment.filters["num"] = _number
     environment.filters["pct"] = lambda v: "–" if _missing(v) else f"{100 * float(v):.1f}%"
-    environment.filters["md"] = lambda v: str(v).replace("|", "\\|").replace("\n", " ")
+    environment.filters["md"] = markdown_text
+    environment.filters["code"] = markdown_code
     return environment
+
+
+# Characters that would start Markdown syntax (emphasis, links, code, tables) in plain text.
+_MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_{}\[\]()#+!|~])")
+
+
+def markdown_text(value: object) -> str:
+    """Any text (a model name, a prompt, a reply) as inert Markdown on one line.
+
+    HTML is escaped as entities (``<script>`` shows as text, never runs), Markdown's own
+    punctuation is backslash-escaped (no links, images or emphasis from data), and line breaks
+    become spaces so a table row stays one row.
+    """
+    text = " ".join(str(value).splitlines())
+    text = html.escape(text, quote=False)
+    return _MARKDOWN_PUNCTUATION.sub(r"\\\1", text)
+
+
+def markdown_code(value: object) -> str:
+    """Any text as one Markdown code span (shown verbatim, HTML never interpreted).
+
+    The fence is one backtick longer than the longest run of backticks inside, so no value
+    closes it early; ``|`` is escaped so a table cell stays one cell.
+    """
+    text = " ".join(str(value).splitlines()).replace("|", "\\|")
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def _template(name: str) -> Any:

@@ -18,7 +18,11 @@ def run_report(options: ReportOptions, *, store: Store) -> ReportSummary:
         UserError: nothing to report, a bad selection, or the file cannot be written.
     """
     if options.format == "csv":
-        text = to_csv(compute_metrics(store, options), intervals=options.bootstrap > 0)
+        text = to_csv(
+            compute_metrics(store, options),
+            intervals=options.bootstrap > 0,
+            excel_safe=options.excel_safe,
+        )
     else:
         report = build_report(store, options, progress=options.progress)
         text = render_report(report, options.format)

@@ -9,11 +9,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import gradio as gr
+from starlette.middleware import Middleware
 from starlette.routing import Route
 
 from amvicc.errors import UserError
 from amvicc.score.app import CSS, ScoringApp, keyboard_script
 from amvicc.score.desk import ScoringDesk
+from amvicc.score.guard import LoginThrottle, RequestGuard
 from amvicc.score.links import ImageLinks
 
 log = logging.getLogger(__name__)
@@ -49,10 +51,13 @@ def serve(
     auth: Sequence[tuple[str, str]] | None = None,
     open_browser: bool = False,
     quiet: bool = False,
+    throttle: LoginThrottle | None = None,
 ) -> ScoringServer:
     """Start the scoring app in the background and return it.
 
-    Never opens a share link. Images are served only through :class:`ImageLinks`.
+    Never opens a share link. Images are served only through :class:`ImageLinks`, behind the
+    login when there is one; uploads are refused and failed logins slowed down
+    (:mod:`amvicc.score.guard`; ``throttle`` sets how).
 
     Raises:
         UserError: the port is taken.
@@ -64,6 +69,7 @@ def serve(
             host,
         )
     app = ScoringApp(desk, login=bool(auth))
+    throttle = throttle or LoginThrottle()
     blocks = app.build()
     blocks.queue(default_concurrency_limit=16)
     try:
@@ -79,7 +85,12 @@ def serve(
             show_error=True,
             allowed_paths=[],
             blocked_paths=[str(desk.store.root.resolve())],
-            app_kwargs={"routes": [Route(ImageLinks.route, app.image_response)]},
+            app_kwargs={
+                "routes": [Route(ImageLinks.route, app.image_response)],
+                "middleware": [Middleware(RequestGuard, throttle=throttle)],
+            },
+            # The app takes no file from anyone (the guard refuses upload routes too).
+            max_file_size=1,
             js=keyboard_script(),
             css=CSS,
             footer_links=[],

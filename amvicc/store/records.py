@@ -88,7 +88,12 @@ class RunSpec:
 
 @dataclass(frozen=True)
 class RunRecord:
-    """A stored run."""
+    """A stored run.
+
+    Attributes:
+        owner: the process that has the run running, or last ran it (``host:pid:start``);
+            None for runs recorded before amvicc kept it.
+    """
 
     run_id: str
     stage: str
@@ -104,6 +109,7 @@ class RunRecord:
     summary_json: str
     started_at: str
     ended_at: str | None
+    owner: str | None = None
 
     @property
     def config(self) -> dict[str, Any]:
