@@ -67,6 +67,7 @@ class AnswerSummary:
         answered_now: of which got a reply.
         seconds: time spent asking.
         error_kinds: the commonest failure messages with their counts.
+        elsewhere: items another process answering the same run answered, or held, meanwhile.
     """
 
     run_id: str
@@ -77,6 +78,7 @@ class AnswerSummary:
     answered_now: int
     seconds: float
     error_kinds: Counter[str] = field(default_factory=Counter)
+    elsewhere: int = 0
 
     @property
     def failed(self) -> int:
@@ -88,8 +90,9 @@ class AnswerSummary:
         rate = ""
         if self.seconds > 0 and self.asked_now:
             rate = f", {self.answered_now / self.seconds:.1f}/s"
+        shared = f", {self.elsewhere} by another process" if self.elsewhere else ""
         return [
-            f"answered {self.answered}/{self.items} ({self.asked_now} asked now{rate}); "
+            f"answered {self.answered}/{self.items} ({self.asked_now} asked now{rate}{shared}); "
             f"run {self.run_id} in {self.store_root}"
         ]
 

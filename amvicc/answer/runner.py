@@ -14,9 +14,9 @@ from amvicc.answer.options import AnswerOptions, AnswerSummary
 from amvicc.catalogue import Catalogue, format_index_ranges
 from amvicc.errors import UserError, WorkspaceError
 from amvicc.resources import default_catalogue_path
-from amvicc.store import RunRecord, RunSpec, Store
+from amvicc.store import ClaimFeed, RunRecord, RunSpec, Store
 from amvicc.vlm.base import SMOKE_WARNING, VLM
-from amvicc.vlm.engine import AnswerEngine, EngineResult, WorkItem
+from amvicc.vlm.engine import AnswerEngine, EngineResult, WorkItem, item_key
 from amvicc.vlm.images import (
     ImageSet,
     folder_images,
@@ -83,8 +83,15 @@ def run_answer(
         len(todo),
         f" ({done_before} of {len(items)} already answered)" if done_before else "",
     )
-    result = _answer(options, store, run, engine, todo)
-    failed = len(engine.pending(items))
+    feed = engine.shared_feed(todo)
+    try:
+        result = _answer(options, store, run, engine, todo, feed)
+    finally:
+        feed.close()
+    # Items another process holds are its to answer, not failures of this run.
+    elsewhere = feed.done_elsewhere + feed.held_elsewhere
+    held = store.held_leases(feed.scope)
+    failed = sum(1 for item in engine.pending(items) if item_key(item) not in held)
     store.finish_run(
         run.run_id,
         "finished" if failed == 0 else "failed",
@@ -92,7 +99,8 @@ def run_answer(
             "items": len(items),
             "answered": len(items) - failed,
             "errors": failed,
-            "asked_now": len(todo),
+            "asked_now": feed.taken,
+            "answered_elsewhere": elsewhere,
             "seconds": round(result.seconds, 3),
             "skipped_images": image_set.problems,
         },
@@ -102,8 +110,9 @@ def run_answer(
         store_root=str(store.root),
         items=len(items),
         answered=len(items) - failed,
-        asked_now=len(todo),
+        asked_now=feed.taken,
         answered_now=result.answered,
+        elsewhere=elsewhere,
         seconds=result.seconds,
         error_kinds=result.error_kinds,
     )
@@ -184,6 +193,7 @@ def _answer(
     run: RunRecord,
     engine: AnswerEngine,
     todo: list[WorkItem],
+    feed: ClaimFeed[WorkItem],
 ) -> EngineResult:
     from tqdm import tqdm
 
@@ -198,7 +208,7 @@ def _answer(
         ),
     )
     try:
-        return engine.answer_sync(todo, progress=bar)
+        return engine.answer_sync(todo, progress=bar, feed=feed)
     except (KeyboardInterrupt, WorkspaceError):
         # The workspace itself failing (full disk, read-only) stops the run as Ctrl-C does:
         # rerunning the same command resumes once it is usable again.

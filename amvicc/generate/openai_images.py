@@ -19,10 +19,9 @@ import urllib.request
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from functools import cache, partial
-from typing import TYPE_CHECKING, Any
+from functools import cache
+from typing import TYPE_CHECKING, Any, Protocol
 
-from amvicc.api import gather_bounded
 from amvicc.errors import UserError
 from amvicc.generate.distributed import ProcessLayout
 from amvicc.generate.options import GenerationOptions
@@ -120,20 +119,32 @@ class ApiImageBackend:
 
         ``batch_size`` is not used: requests are concurrent rather than batched.
         """
+        self.generate_from(_ListFeed(jobs), sink)
+
+    def generate_from(self, feed: JobSource, sink: ImageSink) -> None:
+        """Request images for the jobs ``feed`` hands out until it has none left.
+
+        ``max_connections`` workers each take their next job as soon as their request is
+        done, so a shared to-do list (:class:`amvicc.store.ClaimFeed`) is worked through by
+        every process at its own pace, with no batch waiting for its slowest request.
+        """
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            asyncio.run(self._generate(jobs, sink))
+            asyncio.run(self._generate(feed, sink))
             return
         # Called from async code (a notebook, a web app): run the requests' own loop beside it.
         with ThreadPoolExecutor(max_workers=1) as pool:
-            pool.submit(asyncio.run, self._generate(jobs, sink)).result()
+            pool.submit(asyncio.run, self._generate(feed, sink)).result()
 
-    async def _generate(self, jobs: Sequence[ImageJob], sink: ImageSink) -> None:
+    async def _generate(self, feed: JobSource, sink: ImageSink) -> None:
         async with self.api.async_client() as client:
-            await gather_bounded(
-                jobs, partial(self._one, client, sink), limit=self.api.max_connections
-            )
+
+            async def worker() -> None:
+                while (job := feed.take_one()) is not None:
+                    await self._one(client, sink, job)
+
+            await asyncio.gather(*(worker() for _ in range(self.api.max_connections)))
 
     async def _one(self, client: AsyncOpenAI, sink: ImageSink, job: ImageJob) -> None:
         import openai
@@ -211,6 +222,23 @@ class ApiImageBackend:
         image.load()
         details = {"revised_prompt": item.revised_prompt} if item.revised_prompt else {}
         return image, details
+
+
+class JobSource(Protocol):
+    """Hands out jobs one at a time (None: no more); :class:`amvicc.store.ClaimFeed` is one."""
+
+    def take_one(self) -> ImageJob | None:
+        """The next job, or None."""
+
+
+class _ListFeed:
+    """A fixed list of jobs as a :class:`JobSource`."""
+
+    def __init__(self, jobs: Sequence[ImageJob]) -> None:
+        self._jobs = iter(list(jobs))
+
+    def take_one(self) -> ImageJob | None:
+        return next(self._jobs, None)
 
 
 @cache

@@ -30,7 +30,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, Response
 
 from amvicc.errors import UserError
-from amvicc.score.desk import ScoringDesk, normalise_rater
+from amvicc.score.desk import ImageTaken, ScoringDesk, normalise_rater
 from amvicc.score.items import image_file
 from amvicc.score.links import ImageLinks
 from amvicc.score.queue import Direction, Screen
@@ -206,7 +206,11 @@ class ScoringApp:
         rater = self.rater(typed, request)
         if subject is None:
             raise UserError("nothing is shown to judge")
-        following = self.desk.decide(screen, rater, subject, value, comment)
+        try:
+            following = self.desk.decide(screen, rater, subject, value, comment)
+        except ImageTaken as taken:
+            gr.Warning(str(taken))
+            following = taken.following
         return self.render(screen, rater, following)
 
     def move(

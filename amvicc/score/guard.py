@@ -102,18 +102,18 @@ class RequestGuard:
         wait = self.throttle.delay(client)
         if wait:
             await asyncio.sleep(wait)
-        status: list[int] = []
 
         async def watch(message: Message) -> None:
+            # Counted before the answer leaves: the next attempt always sees this one.
             if message["type"] == "http.response.start":
-                status.append(int(message["status"]))
+                status = int(message["status"])
+                if status < 300:
+                    self.throttle.succeeded(client)
+                elif status in (400, 401, 403):
+                    self.throttle.failed(client)
             await send(message)
 
         await self.app(scope, receive, watch)
-        if status and status[0] < 300:
-            self.throttle.succeeded(client)
-        elif status and status[0] in (400, 401, 403):
-            self.throttle.failed(client)
 
 
 async def _plain(send: Send, code: int, body: bytes) -> None:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import gradio as gr
@@ -71,7 +73,11 @@ def serve(
     app = ScoringApp(desk, login=bool(auth))
     throttle = throttle or LoginThrottle()
     blocks = app.build()
-    blocks.queue(default_concurrency_limit=16)
+    with _environment(GRADIO_ANALYTICS_CACHE_FREQUENCY=str(2**31)):
+        # Gradio recomputes a summary of every recorded event (a pandas group-by over up to
+        # 10,000 rows) after each event, for a monitoring page this app does not serve; with
+        # eight raters at once that was most of a verdict's server time.
+        blocks.queue(default_concurrency_limit=16)
     try:
         _, url, _ = blocks.launch(
             server_name=host,
@@ -102,6 +108,22 @@ def serve(
     except OSError as err:
         raise UserError(f"cannot listen on {host}:{port} ({err}); choose another --port") from None
     return ScoringServer(blocks, url)
+
+
+@contextmanager
+def _environment(**values: str) -> Iterator[None]:
+    """Environment variables set for the block (unless the user set them), then restored."""
+    saved = {name: os.environ.get(name) for name in values}
+    for name, value in values.items():
+        os.environ.setdefault(name, value)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def _is_loopback(host: str) -> bool:

@@ -32,6 +32,7 @@ import os
 import re
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import asdict, fields, replace
@@ -56,6 +57,7 @@ from amvicc.store.records import (
     utc_now,
 )
 from amvicc.store.schema import DATABASE_NAME, DEFAULT_STORE, RunStatus, Stage
+from amvicc.store.sources import is_rater_source
 
 log = logging.getLogger(__name__)
 
@@ -122,7 +124,8 @@ class Store(Queries, Leases):
                     "pass --store with a writable folder"
                 )
         self.has_database = database
-        self._warn_if_networked()
+        if database:
+            self._warn_if_networked()
         if database:
             super().__init__(db_path)
         else:
@@ -486,6 +489,74 @@ class Store(Queries, Leases):
                 )
                 added += 1
         return added
+
+    # ratings within raters-per-item: holds and verdicts decided in one transaction
+
+    def hold_for_rating(
+        self, scope: str, image_id: str, source: str, *, ttl: float, raters_per_item: int
+    ) -> bool:
+        """Hold an image for a rater if it still has room for them, in one transaction.
+
+        Room: the raters who rated it (``human:`` and ``sheet:`` verdicts) plus the other
+        raters holding it are fewer than ``raters_per_item``. The rater's other holds in
+        ``scope`` end (a rater holds one image at a time).
+
+        Returns:
+            Whether the image is now held for ``source``.
+        """
+        with self.transaction() as conn:
+            raters = self._rater_sources(image_id)
+            if source in raters:
+                return False
+            held = self._live_holders(scope, time.time(), items=[image_id])
+            others = [h for h in held.get(image_id, ()) if h != source and h not in raters]
+            if len(raters) + len(others) >= raters_per_item:
+                return False
+            conn.execute(
+                "DELETE FROM leases WHERE scope = ? AND holder = ? AND item <> ?",
+                (scope, source, image_id),
+            )
+            conn.execute(
+                "INSERT INTO leases (scope, item, holder, expires_at) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (scope, item, holder) DO UPDATE SET expires_at = excluded.expires_at",
+                (scope, image_id, source, time.time() + ttl),
+            )
+        return True
+
+    def add_rating(self, scope: str, verdict: VerdictRecord, *, raters_per_item: int) -> bool:
+        """Record a rater's image verdict if it keeps the image within its raters.
+
+        Kept when the rater rated the image before (a changed verdict), holds it, or it has
+        room besides its raters and the other raters holding it; the rater's hold ends with
+        the verdict. Checked and written in one transaction, so raters of several apps on one
+        workspace never give an image more than ``raters_per_item`` ratings.
+
+        Returns:
+            Whether the verdict was recorded.
+        """
+        image_id = verdict.image_id
+        if image_id is None:
+            raise ValueError("a rating judges an image")
+        with self.transaction() as conn:
+            raters = self._rater_sources(image_id)
+            if verdict.source not in raters:
+                held = self._live_holders(scope, time.time(), items=[image_id])
+                holders = held.get(image_id, [])
+                others = [h for h in holders if h != verdict.source and h not in raters]
+                if verdict.source not in holders and len(raters) + len(others) >= raters_per_item:
+                    return False
+            self.add_verdicts([verdict], skip_unchanged=False)
+            conn.execute(
+                "DELETE FROM leases WHERE scope = ? AND holder = ? AND item = ?",
+                (scope, verdict.source, image_id),
+            )
+        return True
+
+    def _rater_sources(self, image_id: str) -> set[str]:
+        rows = self.connection().execute(
+            "SELECT DISTINCT source FROM verdicts WHERE image_id = ?", (image_id,)
+        )
+        return {r[0] for r in rows if is_rater_source(r[0])}
 
     def add_verdict(self, verdict: VerdictRecord, *, skip_unchanged: bool = True) -> bool:
         """Record one verdict; returns whether a row was added."""
