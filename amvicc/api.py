@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from amvicc.errors import UserError
+from amvicc.redaction import redact_url
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -138,9 +139,9 @@ class ApiSettings:
         )
 
     def public(self) -> dict[str, object]:
-        """What a run may record: everything but the key."""
+        """What a run may record: everything but the key (a key inside the URL redacted)."""
         public: dict[str, object] = {
-            "base_url": self.base_url,
+            "base_url": redact_url(self.base_url) if self.base_url else None,
             "api_key_env": self.key_env,
             "max_connections": self.max_connections,
             "timeout": self.timeout,

@@ -11,3 +11,12 @@ class UserError(Exception):
     def __init__(self, message: str, *, exit_code: int = 2) -> None:
         super().__init__(message)
         self.exit_code = exit_code
+
+
+class WorkspaceError(UserError):
+    """The workspace cannot be read or written: read-only, full, or not an amvicc database.
+
+    Nothing the user did to the command is wrong, so a stage that meets it records its run as
+    ``interrupted`` (rerunning the same command resumes once the workspace is usable again),
+    never as ``running``.
+    """

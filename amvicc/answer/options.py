@@ -72,6 +72,7 @@ class AnswerSummary:
         seconds: time spent asking.
         error_kinds: the commonest failure messages with their counts.
         condition: the perturbation the images were given (``grain=0.1``); empty for none.
+        elsewhere: items another process answering the same run answered, or held, meanwhile.
     """
 
     run_id: str
@@ -83,6 +84,7 @@ class AnswerSummary:
     seconds: float
     error_kinds: Counter[str] = field(default_factory=Counter)
     condition: str = ""
+    elsewhere: int = 0
 
     @property
     def failed(self) -> int:
@@ -95,9 +97,10 @@ class AnswerSummary:
         if self.seconds > 0 and self.asked_now:
             rate = f", {self.answered_now / self.seconds:.1f}/s"
         condition = f" [{self.condition}]" if self.condition else ""
+        shared = f", {self.elsewhere} by another process" if self.elsewhere else ""
         return [
             f"answered {self.answered}/{self.items}{condition} ({self.asked_now} asked now"
-            f"{rate}); run {self.run_id} in {self.store_root}"
+            f"{rate}{shared}); run {self.run_id} in {self.store_root}"
         ]
 
     def error_lines(self) -> list[str]:

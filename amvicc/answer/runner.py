@@ -18,7 +18,7 @@ from amvicc.errors import UserError
 from amvicc.resources import default_catalogue_path
 from amvicc.store import RunSpec, Store
 from amvicc.vlm.base import SMOKE_WARNING, VLM
-from amvicc.vlm.engine import AnswerEngine, WorkItem, answer_with_progress
+from amvicc.vlm.engine import AnswerEngine, WorkItem, answer_with_progress, item_key
 from amvicc.vlm.images import (
     ImageSet,
     SourceImage,
@@ -93,8 +93,15 @@ def run_answer(
         len(todo),
         f" ({done_before} of {len(items)} already answered)" if done_before else "",
     )
-    result = answer_with_progress(engine, todo, progress=options.progress)
-    failed = len(engine.pending(items))
+    feed = engine.shared_feed(todo)
+    try:
+        result = answer_with_progress(engine, todo, progress=options.progress, feed=feed)
+    finally:
+        feed.close()
+    # Items another process holds are its to answer, not failures of this run.
+    elsewhere = feed.done_elsewhere + feed.held_elsewhere
+    held = store.held_leases(feed.scope)
+    failed = sum(1 for item in engine.pending(items) if item_key(item) not in held)
     store.finish_run(
         run.run_id,
         "finished" if failed == 0 else "failed",
@@ -102,7 +109,8 @@ def run_answer(
             "items": len(items),
             "answered": len(items) - failed,
             "errors": failed,
-            "asked_now": len(todo),
+            "asked_now": feed.taken,
+            "answered_elsewhere": elsewhere,
             "seconds": round(result.seconds, 3),
             "skipped_images": image_set.problems,
         },
@@ -112,8 +120,9 @@ def run_answer(
         store_root=str(store.root),
         items=len(items),
         answered=len(items) - failed,
-        asked_now=len(todo),
+        asked_now=feed.taken,
         answered_now=result.answered,
+        elsewhere=elsewhere,
         seconds=result.seconds,
         error_kinds=result.error_kinds,
         condition=run.condition,

@@ -7,7 +7,12 @@
 """
 
 from amvicc.catalogue.checks import CheckResult, check_catalogue, load_catalogue
-from amvicc.catalogue.indices import format_index_ranges, parse_index_ranges
+from amvicc.catalogue.indices import (
+    IndexRanges,
+    check_index_ranges,
+    format_index_ranges,
+    parse_index_ranges,
+)
 from amvicc.catalogue.types import (
     CATEGORIES,
     CATEGORY_BY_CODE,
@@ -36,6 +41,7 @@ __all__ = [
     "Catalogue",
     "Category",
     "CheckResult",
+    "IndexRanges",
     "LabelCorrection",
     "LabelPolicy",
     "Option",
@@ -45,6 +51,7 @@ __all__ = [
     "PromptKind",
     "Question",
     "check_catalogue",
+    "check_index_ranges",
     "format_index_ranges",
     "load_catalogue",
     "parse_categories",

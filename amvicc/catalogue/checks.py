@@ -7,18 +7,12 @@ with problems in one line that names the first.
 
 from __future__ import annotations
 
-import csv
 import hashlib
 from collections import defaultdict
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from amvicc.errors import UserError
-from amvicc.resources import default_catalogue_path
-
-if TYPE_CHECKING:
-    pass
+from amvicc.catalogue.csvtext import csv_records
 from amvicc.catalogue.readers import (
     AMVICC_QUESTIONS_HEADER,
     ANSWER_PATTERN,
@@ -42,6 +36,8 @@ from amvicc.catalogue.types import (
     Problem,
     Question,
 )
+from amvicc.errors import UserError
+from amvicc.resources import default_catalogue_path
 
 
 @dataclass(frozen=True)
@@ -222,7 +218,7 @@ def check_catalogue(
     first_line = text.split("\n", 1)[0].strip()
     if not first_line:
         raise UserError(f"catalogue {file} is empty; it needs a header row and 2 rows per pair")
-    header = tuple(cell.strip() for cell in next(csv.reader([first_line])))
+    header = tuple(cell.strip() for cell in csv_records(first_line, file)[0][1])
     needs_prompts = False
     if header == MMVP_HEADER:
         fmt = "mmvp"

@@ -7,19 +7,15 @@ on a bad row: each problem is collected with its file and line.
 
 from __future__ import annotations
 
-import csv
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from amvicc.catalogue.csvtext import csv_records
+from amvicc.catalogue.types import CATEGORY_BY_CODE, Category, Problem
 from amvicc.errors import UserError
 from amvicc.resources import default_catalogue_path
-
-if TYPE_CHECKING:
-    pass
-from amvicc.catalogue.types import CATEGORY_BY_CODE, Category, Problem
 
 CATALOGUE_COLUMNS = (
     "index",
@@ -74,18 +70,18 @@ def read_text(path: Path) -> str:
         ) from None
 
 
-def csv_rows(text: str) -> Iterator[tuple[int, list[str]]]:
-    """CSV records with the line each starts on."""
-    reader = csv.reader(text.splitlines(keepends=True))
-    start = 1
-    for record in reader:
-        yield start, record
-        start = reader.line_num + 1
+def csv_rows(text: str, file: str = "catalogue") -> Iterator[tuple[int, list[str]]]:
+    """CSV records with the line each starts on.
+
+    Raises:
+        UserError: a cell is longer than amvicc's limit (named by file, line and column).
+    """
+    yield from csv_records(text, file)
 
 
 def rows_from_catalogue(text: str, file: str) -> tuple[list[Row], list[Problem]]:
     """Rows of a catalogue in the shipped CSV's columns."""
-    records = csv_rows(text)
+    records = csv_rows(text, file)
     _, header = next(records)
     header = [h.strip() for h in header]
     missing = [c for c in CATALOGUE_COLUMNS if c not in header]
@@ -126,7 +122,7 @@ def rows_from_catalogue(text: str, file: str) -> tuple[list[Row], list[Problem]]
 
 def rows_from_mmvp(text: str, file: str) -> tuple[list[Row], list[Problem]]:
     """Rows of MMVP's own ``Questions.csv`` (no categories, no prompts)."""
-    records = csv_rows(text)
+    records = csv_rows(text, file)
     next(records)
     rows: list[Row] = []
     problems: list[Problem] = []

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Literal, get_args
 
+from amvicc.catalogue.indices import IndexRanges, check_index_ranges
 from amvicc.errors import UserError
 
 if TYPE_CHECKING:
@@ -242,7 +243,14 @@ class Catalogue:
         categories: Collection[Category] | None = None,
         indices: Collection[int] | None = None,
     ) -> Catalogue:
-        """The questions in these categories and with these indices (None keeps all)."""
+        """The questions in these categories and with these indices (None keeps all).
+
+        Raises:
+            UserError: index ranges a user typed (:class:`IndexRanges`) reach beyond this
+                catalogue's largest index (checked by their ends, before anything expands).
+        """
+        if isinstance(indices, IndexRanges):
+            check_index_ranges(indices, self._by_index.keys(), self.source)
         kept = tuple(
             q
             for q in self.questions

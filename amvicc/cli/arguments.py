@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from amvicc.api import DEFAULT_KEY_ENV, OPENROUTER, STABILITY, ApiSettings
 from amvicc.catalogue import (
     Catalogue,
+    IndexRanges,
     LabelPolicy,
     load_catalogue,
     parse_categories,
@@ -88,6 +89,49 @@ def add_catalogue_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+STDOUT = "-"
+
+
+def add_output_argument(parser: argparse.ArgumentParser | Any, *, default: str) -> None:
+    """``-o/--output PATH``, where ``-`` is standard output (for every verb that writes).
+
+    Args:
+        parser: the verb's parser or one of its argument groups.
+        default: where the output goes without ``-o``, for ``--help``.
+    """
+    parser.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        metavar="PATH",
+        help=f"where to write; '-' is standard output (default: {default})",
+    )
+
+
+def output_target(args: argparse.Namespace) -> tuple[Path | None, bool]:
+    """The file ``-o`` names, and whether ``-o -`` asked for standard output.
+
+    Returns:
+        ``(path, to_stdout)``: ``(None, True)`` for ``-o -``; ``(None, False)`` without
+        ``-o`` (the verb's default); ``(path, False)`` otherwise.
+    """
+    output: Path | None = args.output
+    if output is not None and str(output) == STDOUT:
+        return None, True
+    return output, False
+
+
+def add_excel_safe_argument(parser: argparse.ArgumentParser | Any) -> None:
+    """``--excel-safe``: CSV cells that a spreadsheet would run as formulas get a ``'``."""
+    parser.add_argument(
+        "--excel-safe",
+        action="store_true",
+        help="for opening the CSV in a spreadsheet: prefix text cells starting with =, +, -, "
+        "@ with ' so that they are not run as formulas (off by default: the data stays exact "
+        "for pandas and R)",
+    )
+
+
 def label_policy(args: argparse.Namespace) -> LabelPolicy:
     """The label policy the arguments ask for."""
     return "original" if args.original_labels else "corrected"
@@ -115,8 +159,12 @@ def open_store(args: argparse.Namespace, *, create: bool = False) -> Store:
     return Store(args.store, create=create)
 
 
-def index_ranges(text: str) -> frozenset[int]:
-    """An argparse type: MMVP index ranges such as ``1-20,99,279-280``."""
+def index_ranges(text: str) -> IndexRanges:
+    """An argparse type: MMVP index ranges such as ``1-20,99,279-280``.
+
+    Kept as ranges: the catalogue checks them (:meth:`Catalogue.select`) before anything
+    expands them, so a typo such as ``1-99999999999999999999`` is one line, not 23 GB.
+    """
     try:
         return parse_index_ranges(text)
     except UserError as err:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 from typing import Any
 
 from amvicc.catalogue import PROMPT_KINDS
@@ -17,7 +16,6 @@ from amvicc.cli.arguments import (
     api_settings,
     catalogue_from_args,
     non_negative_float,
-    open_store,
     positive_int,
 )
 from amvicc.cli.registry import verb
@@ -87,7 +85,9 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="KEY=VALUE",
         help="a further pipeline-call or API-request parameter, e.g. max_sequence_length=512 "
-        "or quality=high (repeatable)",
+        "or quality=high (repeatable); for API models, parameters the OpenAI client does not "
+        "know are sent in the request body as they are (extra_body), for OpenAI-compatible "
+        "servers that take more",
     )
 
     hardware = parser.add_argument_group("hardware (do not change the images)")
@@ -137,10 +137,12 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 )
 def run(args: argparse.Namespace) -> int:
     """Generate, print the summary, and exit 1 when some images failed (rerun to retry)."""
+    from amvicc.generate.distributed import launched_rank
     from amvicc.generate.options import GenerationOptions
     from amvicc.generate.runner import run_generate
+    from amvicc.store import Store
 
-    main_process = int(os.environ.get("RANK", "0") or 0) == 0
+    main_process = launched_rank() == 0
     if not main_process:
         logging.getLogger().setLevel(logging.WARNING)
     options = GenerationOptions(
@@ -169,7 +171,9 @@ def run(args: argparse.Namespace) -> int:
         verbose=args.verbose,
     )
     catalogue = catalogue_from_args(args)
-    summary = run_generate(options, store=open_store(args, create=True), catalogue=catalogue)
+    # Under a launcher only the main process opens the database (see docs/generate.md).
+    store = Store(args.store, create=True, database=main_process)
+    summary = run_generate(options, store=store, catalogue=catalogue)
     if main_process and not args.quiet:
         for line in summary.lines():
             print(line)

@@ -9,6 +9,7 @@ on stderr and exit status 2.
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
 import os
 import shlex
@@ -111,7 +112,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader went away (e.g. `| head`); exit quietly as Unix tools do.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as err:
+        # A file amvicc had to write or read and could not, outside the workspace's own
+        # checks (which raise UserError): still one line, naming the file.
+        if err.errno not in FILE_ERRNOS:
+            raise
+        where = f" {err.filename}" if err.filename else ""
+        print(f"amvicc {name}: error: cannot use{where}: {err.strerror}", file=sys.stderr)
+        return 2
     return status
+
+
+# Errors of the machine's files, not of amvicc: a full disk, a read-only or forbidden path.
+FILE_ERRNOS = frozenset(
+    {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOTDIR}
+)
 
 
 def run_as_module(name: str) -> NoReturn:

@@ -17,12 +17,15 @@ from pathlib import Path
 from amvicc.cli.arguments import (
     add_catalogue_arguments,
     add_categories_argument,
+    add_excel_safe_argument,
+    add_output_argument,
     add_store_argument,
     comma_list,
     fraction,
     index_ranges,
     non_negative_int,
     open_store,
+    output_target,
 )
 from amvicc.cli.registry import verb
 from amvicc.report.options import (
@@ -75,14 +78,10 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         choices=REPORT_FORMATS,
         help="output format (default: from -o's suffix, else html)",
     )
-    parser.add_argument(
-        "-o",
-        "--output",
-        type=Path,
-        metavar="PATH",
-        help="where to write the report; '-' is stdout (default: html and json go to "
-        "<store>/report.<format>, md and csv to stdout)",
+    add_output_argument(
+        parser, default="html and json go to <store>/report.<format>, md and csv to stdout"
     )
+    add_excel_safe_argument(parser)
     parser.add_argument(
         "--verdicts",
         default="human",
@@ -147,8 +146,7 @@ def run(args: argparse.Namespace) -> int:
     """Build the report from the workspace and write it."""
     from amvicc.report.runner import run_report
 
-    to_stdout = args.output is not None and str(args.output) == "-"
-    output: Path | None = None if to_stdout else args.output
+    output, to_stdout = output_target(args)
     options = ReportOptions(
         verdicts=args.verdicts,
         missing=args.missing,
@@ -168,6 +166,7 @@ def run(args: argparse.Namespace) -> int:
         output=output,
         default_file=not to_stdout,
         progress=not args.quiet,
+        excel_safe=args.excel_safe,
     )
     summary = run_report(options, store=open_store(args))
     if summary.path is None:

@@ -8,10 +8,13 @@ from pathlib import Path
 
 from amvicc.cli.arguments import (
     add_catalogue_arguments,
+    add_excel_safe_argument,
+    add_output_argument,
     add_run_argument,
     add_store_argument,
     label_policy,
     open_store,
+    output_target,
 )
 from amvicc.cli.registry import verb
 
@@ -68,9 +71,8 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     export.add_argument(
         "--format", choices=("csv", "jsonl"), default="csv", help="export format (default: csv)"
     )
-    export.add_argument(
-        "-o", "--output", type=Path, metavar="FILE", help="write here (default: standard output)"
-    )
+    add_output_argument(export, default="standard output")
+    add_excel_safe_argument(export)
     export.add_argument(
         "--people-only",
         action="store_true",
@@ -125,11 +127,12 @@ def _export(args: argparse.Namespace) -> int:
     from amvicc.score.options import ExportOptions
     from amvicc.score.runner import run_export
 
-    to_stdout = args.output is not None and str(args.output) == "-"
+    output, _ = output_target(args)
     options = ExportOptions(
         format=args.format,
-        output=None if to_stdout else args.output,
+        output=output,
         people_only=args.people_only,
+        excel_safe=args.excel_safe,
     )
     store = open_store(args)
     catalogue = load_catalogue(args.catalogue, labels=label_policy(args))

@@ -1,8 +1,10 @@
 """Which share of the work this process does under ``accelerate launch`` (or ``torchrun``).
 
 A single process needs nothing from here. Under a launcher (``WORLD_SIZE`` > 1), accelerate's
-:class:`~accelerate.PartialState` gives the process its index and device, a barrier, and a way
-to gather every process's counts for the summary.
+:class:`~accelerate.PartialState` gives the process its index and device, a barrier, a way to
+send the main process's to-do list to the others (:meth:`ProcessLayout.broadcast`) and to bring
+their image rows back to it (:meth:`ProcessLayout.gather`): only the main process opens the
+database, so the launch works across machines that share a file system but not its locks.
 """
 
 from __future__ import annotations
@@ -50,6 +52,16 @@ class ProcessLayout:
         with self._state.main_process_first():
             yield
 
+    def broadcast(self, value: ValueT) -> ValueT:
+        """The main process's ``value``, on every process (others pass a placeholder)."""
+        if self._state is None:
+            return value
+        from accelerate.utils import broadcast_object_list
+
+        box = [value]
+        broadcast_object_list(box, from_process=0)
+        return box[0]
+
     def gather(self, value: ValueT) -> list[ValueT]:
         """Every process's ``value``, in process order."""
         if self._state is None:
@@ -58,6 +70,11 @@ class ProcessLayout:
 
         gathered: list[ValueT] = gather_object([value])
         return gathered
+
+
+def launched_rank() -> int:
+    """This process's global rank under a launcher (0 without one)."""
+    return int(os.environ.get("RANK", "0") or 0)
 
 
 def launched_processes() -> int:

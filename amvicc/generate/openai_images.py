@@ -10,14 +10,15 @@ request (bad key, unknown model, bad parameter) stops the run with one line.
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import inspect
 import logging
 from collections.abc import Sequence
 from dataclasses import replace
-from functools import partial
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from amvicc.api import gather_bounded
 from amvicc.errors import UserError
 from amvicc.generate.distributed import ProcessLayout
 from amvicc.generate.options import GenerationOptions
@@ -30,6 +31,7 @@ from amvicc.generate.remote import (
 )
 from amvicc.generate.sink import ImageSink
 from amvicc.generate.specs import ApiModelSpec
+from amvicc.redaction import redact_config, redact_url
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -56,13 +58,15 @@ class ApiImageBackend(RemoteBackend):
         self.size = self._size()
         self.request_options = {**spec.options, **options.extra}
         self.api = replace(options.api, base_url=spec.base_url)
-        self.endpoint = spec.base_url or OPENAI_ENDPOINT
-        self.outputs = {
+        # What is recorded, logged and named in messages: credentials in the URL or the
+        # options redacted (the requests themselves use the real values).
+        self.endpoint = redact_url(spec.base_url or OPENAI_ENDPOINT)
+        self.outputs: dict[str, Any] = {
             "backend": "openai-images",
             "endpoint": self.endpoint,
             "api_model": spec.api_model,
             "size": self.size,
-            "options": self.request_options,
+            "options": redact_config(self.request_options),
         }
         self.settings = {
             "api": self.api.public(),
@@ -88,23 +92,19 @@ class ApiImageBackend(RemoteBackend):
         return f"{self.spec.name}: {self.spec.api_model} at {self.endpoint}, {self.size}"
 
     async def _run(self, jobs: Sequence[ImageJob], sink: ImageSink) -> None:
+        feed = _ListFeed(jobs)
         async with self.api.async_client() as client:
-            await gather_bounded(
-                jobs, partial(self._one, client, sink), limit=self.api.max_connections
-            )
+
+            async def worker() -> None:
+                while (job := feed.take_one()) is not None:
+                    await self._one(client, sink, job)
+
+            await asyncio.gather(*(worker() for _ in range(self.api.max_connections)))
 
     async def _one(self, client: AsyncOpenAI, sink: ImageSink, job: ImageJob) -> None:
         import openai
 
-        request: dict[str, Any] = {
-            "model": self.spec.api_model,
-            "prompt": job.prompt.text,
-            "n": 1,
-            "size": self.size,
-            **self.request_options,
-        }
-        if self.spec.response_format is not None:
-            request["response_format"] = self.spec.response_format
+        request = self.request(job.prompt.text)
         try:
             response = await client.images.generate(**request)
         except openai.BadRequestError as err:
@@ -137,6 +137,29 @@ class ApiImageBackend(RemoteBackend):
             return
         sink.save(job, image, **details)
 
+    def request(self, prompt: str) -> dict[str, Any]:
+        """The keyword arguments of ``client.images.generate`` for one prompt.
+
+        Options the ``openai`` client names go as its arguments; any other (a parameter of an
+        OpenAI-compatible server, e.g. ``num_inference_steps``) goes in the request body as
+        ``extra_body``, which the client sends unchanged.
+        """
+        known = images_parameters()
+        direct = {k: v for k, v in self.request_options.items() if k in known}
+        extra = {k: v for k, v in self.request_options.items() if k not in known}
+        request: dict[str, Any] = {
+            "model": self.spec.api_model,
+            "prompt": prompt,
+            "n": 1,
+            "size": self.size,
+            **direct,
+        }
+        if self.spec.response_format is not None:
+            request["response_format"] = self.spec.response_format
+        if extra:
+            request["extra_body"] = extra
+        return request
+
     async def _image(self, response: Any) -> tuple[Image.Image, dict[str, Any]]:
         data = response.data or []
         if not data:
@@ -151,6 +174,29 @@ class ApiImageBackend(RemoteBackend):
         image = decode_image(raw)
         details = {"revised_prompt": item.revised_prompt} if item.revised_prompt else {}
         return image, details
+
+
+class _ListFeed:
+    """A fixed list of jobs, handed out one at a time (what a :class:`ClaimFeed` does too)."""
+
+    def __init__(self, jobs: Sequence[ImageJob]) -> None:
+        self._jobs = iter(list(jobs))
+
+    def take_one(self) -> ImageJob | None:
+        return next(self._jobs, None)
+
+
+@cache
+def images_parameters() -> frozenset[str]:
+    """The request parameters the installed ``openai`` client's ``images.generate`` names.
+
+    Its transport options (``extra_body``, ``extra_headers``, ``timeout``...) are left out: a
+    user's ``--option`` never sets them.
+    """
+    from openai.resources.images import AsyncImages
+
+    names = inspect.signature(AsyncImages.generate).parameters
+    return frozenset(n for n in names if n != "self" and not n.startswith("extra_")) - {"timeout"}
 
 
 def _message(err: Exception) -> str:

@@ -92,6 +92,8 @@ class GenerationSummary:
         seconds: wall time of the whole run, loading included.
         generation_seconds: of which making the images (the main process's share).
         processes: how many processes shared the work.
+        elsewhere: images of the to-do list another process on the same workspace made, or
+            was making when this run ended (claimed by it).
     """
 
     run_id: str
@@ -106,6 +108,7 @@ class GenerationSummary:
     seconds: float
     generation_seconds: float = 0.0
     processes: int = 1
+    elsewhere: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         """The summary as stored with the run."""
@@ -122,8 +125,9 @@ class GenerationSummary:
             rate = f" ({self.made / self.generation_seconds:.2f} images/s while generating)"
         label = " [SMOKE TEST: random weights, not a real result]" if self.smoke else ""
         retry = f"; rerun to retry the {self.failed} failed" if self.failed else ""
+        shared = f", {self.elsewhere} by another process" if self.elsewhere else ""
         return (
-            f"{self.model}{label}: made {self.made}, skipped {self.skipped}, "
+            f"{self.model}{label}: made {self.made}, skipped {self.skipped}{shared}, "
             f"failed {self.failed}, refused {self.refused} of {self.planned} "
             f"in {self.seconds:.1f} s{rate}; run {self.run_id}{retry}"
         )

@@ -21,6 +21,7 @@ from amvicc.generate.distributed import ProcessLayout
 from amvicc.generate.options import GenerationOptions
 from amvicc.generate.plan import ImageJob
 from amvicc.generate.quiet import quiet_libraries
+from amvicc.generate.random_weights import build_random_pipeline, configs_digest
 from amvicc.generate.seeding import generators
 from amvicc.generate.sink import ImageSink
 from amvicc.generate.smoke import smoke_model_id, smoke_model_path
@@ -62,7 +63,10 @@ class DiffusersBackend:
         if spec.repo is not None and is_local_path(spec.repo) and not Path(spec.repo).is_dir():
             where = f"pipeline file {spec.source}: field 'repo'" if spec.source else "--model"
             raise UserError(f"{where} names the folder {spec.repo}, which does not exist")
-        self.weights = smoke_model_id(spec.smoke) if spec.smoke else str(spec.repo)
+        if spec.random:
+            self.weights = f"random:{Path(spec.random).name}@{configs_digest(Path(spec.random))}"
+        else:
+            self.weights = smoke_model_id(spec.smoke) if spec.smoke else str(spec.repo)
         self.outputs: dict[str, Any] = {
             "backend": "diffusers",
             "weights": self.weights,
@@ -136,7 +140,14 @@ class DiffusersBackend:
             if self.spec.variant:
                 kwargs["variant"] = self.spec.variant
             try:
-                pipe = cls.from_pretrained(source, **kwargs)
+                if self.spec.random:
+                    # Built where it runs: a full-size model never passes through the CPU.
+                    where = torch.device("cpu") if self.options.offload else device
+                    pipe = build_random_pipeline(
+                        Path(self.spec.random), dtype=kwargs["dtype"], device=where
+                    )
+                else:
+                    pipe = cls.from_pretrained(source, **kwargs)
             except torch.OutOfMemoryError:
                 raise UserError(self._out_of_memory("loading the weights")) from None
             except OSError as err:
@@ -169,7 +180,8 @@ class DiffusersBackend:
             log.info("compiling %s (the first batch is slow)", compiled)
         pipe.set_progress_bar_config(disable=True)
         self.pipe, self.device = pipe, device
-        commit = None if self.spec.smoke or is_local_path(str(self.spec.repo)) else _commit(self)
+        local = self.spec.is_smoke or is_local_path(str(self.spec.repo))
+        commit = None if local else _commit(self)
         self.params = {
             **self.outputs,
             "commit": commit,

@@ -79,11 +79,3 @@ def jobs_to_do(
         for job in jobs
         if job.slot not in done or stored_prompts.get(job.slot, job.prompt.text) != job.prompt.text
     ]
-
-
-def shard(jobs: Sequence[ImageJob], index: int, count: int) -> list[ImageJob]:
-    """Process ``index`` of ``count``'s share of the jobs: every ``count``-th one.
-
-    All processes see the same job list, so the shares are disjoint and cover it.
-    """
-    return list(jobs[index::count])

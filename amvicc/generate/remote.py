@@ -15,7 +15,7 @@ import urllib.request
 from abc import ABC, abstractmethod
 from collections.abc import Coroutine, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from amvicc.api import ApiSettings
 from amvicc.errors import UserError
@@ -104,9 +104,31 @@ class RemoteBackend(ABC):
         """
         run_coroutine(self._run(jobs, sink))
 
+    def generate_from(self, feed: JobSource, sink: ImageSink) -> None:
+        """Request images for the jobs ``feed`` hands out until it has none left.
+
+        ``feed`` is a shared to-do list (:class:`amvicc.store.ClaimFeed`): concurrent processes
+        on one workspace each take jobs as they go, so every image is asked for once. Jobs are
+        taken ``max_connections`` at a time, one round of concurrent requests each.
+        """
+        while True:
+            jobs: list[ImageJob] = []
+            while len(jobs) < self.api.max_connections and (job := feed.take_one()) is not None:
+                jobs.append(job)
+            if not jobs:
+                return
+            run_coroutine(self._run(jobs, sink))
+
     @abstractmethod
     async def _run(self, jobs: Sequence[ImageJob], sink: ImageSink) -> None:
         """Make every job's image (or record why not) into the sink."""
+
+
+class JobSource(Protocol):
+    """Hands out jobs one at a time (None: no more); :class:`amvicc.store.ClaimFeed` is one."""
+
+    def take_one(self) -> ImageJob | None:
+        """The next job, or None."""
 
 
 def run_coroutine(coroutine: Coroutine[Any, Any, None]) -> None:

@@ -4,6 +4,11 @@ Order matters for durability and speed: what is already made is read from the st
 any weights are loaded (a finished run loads nothing); the weights are loaded before the run is
 recorded (a missing download leaves no empty run behind); every image is stored the moment its
 batch is done (a killed run loses at most the batch in flight).
+
+Sharing: each job is claimed in the store before it is made (:class:`amvicc.store.ClaimFeed`),
+so concurrent identical commands on one workspace make every image once between them. Under a
+launcher only the main process opens the database: it claims each round's jobs and sends them
+to the others, which write their image files and send the rows back (see docs/generate.md).
 """
 
 from __future__ import annotations
@@ -11,20 +16,23 @@ from __future__ import annotations
 import logging
 import sys
 import time
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 from amvicc.catalogue import Catalogue
+from amvicc.errors import WorkspaceError
 from amvicc.generate.chat_images import ChatImageBackend
 from amvicc.generate.distributed import ProcessLayout, current_layout
 from amvicc.generate.openai_images import ApiImageBackend
 from amvicc.generate.options import GenerationOptions, GenerationSummary
 from amvicc.generate.pipeline import DiffusersBackend
-from amvicc.generate.plan import jobs_to_do, plan_jobs, shard
+from amvicc.generate.plan import ImageJob, jobs_to_do, plan_jobs
+from amvicc.generate.remote import RemoteBackend
 from amvicc.generate.sink import SMOKE_LABEL, Counts, ImageSink
 from amvicc.generate.specs import ApiModelSpec, ChatImageSpec, StabilitySpec, resolve_model
 from amvicc.generate.stability import StabilityBackend
-from amvicc.store import RunSpec, RunStatus, Store
+from amvicc.store import ClaimFeed, RunSpec, RunStatus, Store
 
 if TYPE_CHECKING:
     from tqdm import tqdm
@@ -109,11 +117,20 @@ def run_generate(
         name=options.run_name,
     )
     key = spec.config_key
-    if options.force:
-        todo = list(jobs)
-    else:
-        todo = jobs_to_do(jobs, store.done_image_slots(key), store.images(config_key=key))
-    mine = shard(todo, layout.index, layout.count)
+    # Only the main process opens the database: it reads the to-do list and hands it to the
+    # others (a launch across machines shares files, not SQLite's locks).
+    positions: list[int] | None = None
+    if layout.is_main:
+        todo_jobs = (
+            jobs
+            if options.force
+            else jobs_to_do(jobs, store.done_image_slots(key), store.images(config_key=key))
+        )
+        slot_position = {job.slot: n for n, job in enumerate(jobs)}
+        positions = [slot_position[job.slot] for job in todo_jobs]
+    positions = layout.broadcast(positions)
+    assert positions is not None
+    todo = [jobs[n] for n in positions]
     if todo:
         # The main process downloads (or builds) the weights; the others then read them.
         with layout.main_first():
@@ -126,7 +143,9 @@ def run_generate(
         store.start_run(spec)
     # Nobody writes before every process has read the same to-do list.
     layout.barrier()
-    progress = _progress_bar(options, layout, len(mine), len(todo), backend.spec.name)
+    api = isinstance(backend, RemoteBackend)
+    share = len(todo) if api or layout.count == 1 else -(-len(todo) // layout.count)
+    progress = _progress_bar(options, layout, share, len(todo), backend.spec.name)
     sink = ImageSink(
         store,
         run_id=spec.run_id,
@@ -136,11 +155,23 @@ def run_generate(
         params={**backend.params, **seeding},
         progress=progress,
         seeded=backend.seeded,
+        records_rows=layout.is_main,
     )
+    feed: ClaimFeed[ImageJob] | None = None
+    if layout.is_main:
+        feed = ClaimFeed(
+            store,
+            f"generate:{key}",
+            todo,
+            slot_key,
+            done=None if options.force else _done_in(store, key),
+            chunk=options.api.max_connections if api else layout.count * options.batch_size,
+        )
 
     generating = 0.0
 
     def summary(counts: list[Counts]) -> GenerationSummary:
+        elsewhere = feed.done_elsewhere + feed.held_elsewhere if feed is not None else 0
         return GenerationSummary(
             run_id=spec.run_id,
             model=backend.spec.name,
@@ -154,30 +185,88 @@ def run_generate(
             seconds=round(time.perf_counter() - started, 3),
             generation_seconds=round(generating, 3),
             processes=layout.count,
+            elsewhere=elsewhere,
         )
 
     try:
-        if mine:
+        if todo:
             began = time.perf_counter()
             with _logging_beside(progress):
-                backend.generate(mine, sink, batch_size=options.batch_size)
+                if isinstance(backend, RemoteBackend):
+                    if feed is not None:  # under a launcher, the main process asks alone
+                        backend.generate_from(feed, sink)
+                else:
+                    _in_rounds(backend, feed, jobs, sink, store, layout, options.batch_size)
             generating = time.perf_counter() - began
     except BaseException as err:
         if progress is not None:
             progress.close()
-        status: RunStatus = "interrupted" if isinstance(err, KeyboardInterrupt) else "failed"
-        # Each process records its own end: under a launcher the others are being stopped.
-        store.finish_run(
-            spec.run_id, status, {**summary([sink.counts]).as_dict(), "error": str(err)}
-        )
+        if feed is not None:
+            feed.close()
+        stopped = isinstance(err, KeyboardInterrupt | WorkspaceError)
+        status: RunStatus = "interrupted" if stopped else "failed"
+        if layout.is_main:  # under a launcher the others are being stopped
+            store.try_finish_run(
+                spec.run_id, status, {**summary([sink.counts]).as_dict(), "error": str(err)}
+            )
         raise
     if progress is not None:
         progress.close()
+    if feed is not None:
+        feed.close()
     layout.barrier()
     result = summary(layout.gather(sink.counts))
     if layout.is_main:
         store.finish_run(spec.run_id, "finished", result.as_dict())
     return result
+
+
+def slot_key(job: ImageJob) -> str:
+    """A job's slot as a claim names it: ``<index>:<prompt kind>:<sample>``."""
+    index, kind, sample = job.slot
+    return f"{index}:{kind}:{sample}"
+
+
+def _done_in(store: Store, key: str) -> Callable[[Sequence[ImageJob]], set[str]]:
+    """Which jobs another process made (with the same prompt) since the to-do list was read."""
+
+    def done(jobs: Sequence[ImageJob]) -> set[str]:
+        made = store.done_image_prompts(key)
+        return {slot_key(j) for j in jobs if made.get(j.slot) == j.prompt.text}
+
+    return done
+
+
+def _in_rounds(
+    backend: DiffusersBackend,
+    feed: ClaimFeed[ImageJob] | None,
+    jobs: Sequence[ImageJob],
+    sink: ImageSink,
+    store: Store,
+    layout: ProcessLayout,
+    batch_size: int,
+) -> None:
+    """Render the to-do list round by round, every process one batch of each round.
+
+    The main process claims the round's jobs (``feed``) and sends their places in ``jobs`` to
+    the others; after the round, the others' image rows come back to it and it records them.
+    One process alone runs the same loop with no one to send to.
+    """
+    position = {job.slot: n for n, job in enumerate(jobs)}
+    while True:
+        chosen = None
+        if feed is not None:
+            chosen = [position[job.slot] for job in feed.take(layout.count * batch_size)]
+        chosen = layout.broadcast(chosen)
+        if not chosen:
+            return
+        mine = [jobs[n] for n in chosen[layout.index :: layout.count]]
+        if mine:
+            backend.generate(mine, sink, batch_size=batch_size)
+        if layout.count > 1:
+            rows = layout.gather(sink.take_rows())
+            if layout.is_main:
+                store.add_images([row for part in rows for row in part])
 
 
 def _progress_bar(

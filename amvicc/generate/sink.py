@@ -10,12 +10,13 @@ from __future__ import annotations
 import io
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from amvicc import __version__
 from amvicc.generate.plan import ImageJob
 from amvicc.provenance import canonical_json
+from amvicc.redaction import redact_config
 from amvicc.store import ImageRecord, Store, new_id
 
 if TYPE_CHECKING:
@@ -50,6 +51,10 @@ class ImageSink:
             steps, size...), plus where they were made and the package versions.
         progress: advanced by one per stored image or attempt.
         seeded: the model takes the job's seed (API models do not: their seed is None).
+        records_rows: write rows to the database as images are made. False in the other
+            processes of a launch, which may not open it: they write the image files (atomic
+            renames, safe on shared file systems) and keep the rows for the main process
+            (:meth:`take_rows`).
     """
 
     def __init__(
@@ -63,17 +68,20 @@ class ImageSink:
         params: Mapping[str, Any],
         progress: tqdm[Any] | None = None,
         seeded: bool = True,
+        records_rows: bool = True,
     ) -> None:
         self.store = store
         self.run_id = run_id
         self.config_key = config_key
         self.model = model
         self.smoke = smoke
-        self.params = dict(params)
+        self.params = redact_config(dict(params))  # a key in an option never reaches a PNG
         self.params_json = canonical_json(self.params)  # the same for every image of the run
         self.progress = progress
         self.seeded = seeded
+        self.records_rows = records_rows
         self.counts = Counts()
+        self._rows: list[ImageRecord] = []
 
     def save(
         self, job: ImageJob, image: Image.Image, *, seed: int | None = None, **details: Any
@@ -106,7 +114,7 @@ class ImageSink:
                 "params": params,
             }
         )
-        record = self.store.add_image(
+        record = self._keep(
             self._record(job, image_id, "ok", None, params, seed=used_seed),
             encode_png(image, provenance, job.prompt.text, smoke=self.smoke),
         )
@@ -119,7 +127,7 @@ class ImageSink:
     ) -> ImageRecord:
         """Record an attempt that made no image: ``failed`` (retried next run) or ``refused``."""
         params = {**self.params, **details} if details else self.params
-        record = self.store.add_image(self._record(job, new_id(), status, reason, params))
+        record = self._keep(self._record(job, new_id(), status, reason, params))
         if status == "refused":
             self.counts.refused += 1
             log.info("refused: %s sample %s: %s", job.prompt.key, job.sample, reason)
@@ -127,6 +135,22 @@ class ImageSink:
             self.counts.failed += 1
             log.warning("failed: %s sample %s: %s", job.prompt.key, job.sample, reason)
         self._advance()
+        return record
+
+    def take_rows(self) -> list[ImageRecord]:
+        """The rows made since the last call that are not in the database yet (and forget them)."""
+        rows, self._rows = self._rows, []
+        return rows
+
+    def _keep(self, record: ImageRecord, data: bytes | None = None) -> ImageRecord:
+        """Store an image: its file, then its row (or keep the row for the main process)."""
+        if self.records_rows:
+            return self.store.add_image(record, data)
+        if data is not None:
+            relative = self.store.image_file(record.image_id)
+            self.store.write_file(relative, data)
+            record = replace(record, path=relative)
+        self._rows.append(record)
         return record
 
     def _record(

@@ -86,7 +86,7 @@ def _libraries() -> tuple[Any, Any]:
     return diffusers, transformers
 
 
-def _clip_tokenizer() -> Any:
+def clip_tokenizer(model_max_length: int = 77) -> Any:
     """A byte-level CLIP tokenizer without merges: any text tokenizes, one symbol per byte."""
     _, transformers = _libraries()
     # GPT-2's map of the 256 bytes to printable symbols, as CLIP's BPE uses.
@@ -97,15 +97,15 @@ def _clip_tokenizer() -> Any:
     for suffix in ("", "</w>"):
         for symbol in byte_symbols().values():
             vocab[symbol + suffix] = len(vocab)
-    return transformers.CLIPTokenizer(vocab=vocab, merges=[], model_max_length=77)
+    return transformers.CLIPTokenizer(vocab=vocab, merges=[], model_max_length=model_max_length)
 
 
-def _t5_tokenizer() -> Any:
+def t5_tokenizer(model_max_length: int = 256) -> Any:
     """A character-level T5 (Unigram) tokenizer; characters outside ASCII map to ``<unk>``."""
     _, transformers = _libraries()
     pieces = [("<pad>", 0.0), ("</s>", 0.0), ("<unk>", 0.0), ("\u2581", -2.0)]
     pieces += [(c, -3.0) for c in string.ascii_letters + string.digits + string.punctuation]
-    return transformers.T5Tokenizer(vocab=pieces, extra_ids=0, model_max_length=256)
+    return transformers.T5Tokenizer(vocab=pieces, extra_ids=0, model_max_length=model_max_length)
 
 
 def _clip_config(tokenizer: Any) -> Any:
@@ -149,21 +149,21 @@ def build_tiny_sd3() -> Any:
     import torch
 
     diffusers, transformers = _libraries()
-    clip_tokenizer, t5_tokenizer = _clip_tokenizer(), _t5_tokenizer()
+    clip, t5 = clip_tokenizer(), t5_tokenizer()
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(SEED)
-        clip_config = _clip_config(clip_tokenizer)
+        clip_config = _clip_config(clip)
         text_encoder = transformers.CLIPTextModelWithProjection(clip_config).eval()
         text_encoder_2 = transformers.CLIPTextModelWithProjection(clip_config).eval()
         t5_config = transformers.T5Config(
-            vocab_size=len(t5_tokenizer),
+            vocab_size=len(t5),
             d_model=64,
             d_ff=64,
             d_kv=16,
             num_layers=1,
             num_heads=4,
-            pad_token_id=t5_tokenizer.pad_token_id,
-            eos_token_id=t5_tokenizer.eos_token_id,
+            pad_token_id=t5.pad_token_id,
+            eos_token_id=t5.eos_token_id,
         )
         text_encoder_3 = transformers.T5EncoderModel(t5_config).eval()
         # As in SD3: the two CLIP embeddings (2 x 32) are padded to the T5 width (64).
@@ -191,11 +191,11 @@ def build_tiny_sd3() -> Any:
         scheduler=diffusers.FlowMatchEulerDiscreteScheduler(),
         vae=vae,
         text_encoder=text_encoder,
-        tokenizer=clip_tokenizer,
+        tokenizer=clip,
         text_encoder_2=text_encoder_2,
-        tokenizer_2=clip_tokenizer,
+        tokenizer_2=clip,
         text_encoder_3=text_encoder_3,
-        tokenizer_3=t5_tokenizer,
+        tokenizer_3=t5,
     )
 
 
@@ -205,7 +205,7 @@ def build_tiny_sdxl() -> Any:
     import torch
 
     diffusers, transformers = _libraries()
-    tokenizer = _clip_tokenizer()
+    tokenizer = clip_tokenizer()
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(SEED)
         config = _clip_config(tokenizer)

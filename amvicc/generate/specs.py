@@ -58,6 +58,9 @@ class DiffusersModelSpec:
         pipeline: the diffusers pipeline class; ``DiffusionPipeline`` reads it from the weights.
         repo: a Hugging Face repository id or a local folder; None for smoke models.
         smoke: the smoke-test builder (tiny random weights) used instead of ``repo``.
+        random: a folder of configs (``model_index.json`` and each component's
+            ``config.json``) whose architecture is built with random weights in memory, at
+            full size, instead of ``repo`` (for timing on a GPU; the images are noise).
         revision: the repository revision (branch, tag or commit); None is ``main``.
         variant: the weight files variant, e.g. ``fp16``.
         gated: the repository needs its licence accepted and a Hugging Face token.
@@ -78,6 +81,7 @@ class DiffusersModelSpec:
     pipeline: str
     repo: str | None = None
     smoke: str | None = None
+    random: str | None = None
     revision: str | None = None
     variant: str | None = None
     gated: bool = False
@@ -96,11 +100,13 @@ class DiffusersModelSpec:
     @property
     def is_smoke(self) -> bool:
         """Whether the weights are random (a smoke test, never a real result)."""
-        return self.smoke is not None
+        return self.smoke is not None or self.random is not None
 
     @property
     def where(self) -> str:
         """The weights' location as a user reads it."""
+        if self.random:
+            return f"random weights on the architecture in {self.random}"
         return "random weights built offline" if self.smoke else str(self.repo)
 
 
@@ -407,11 +413,23 @@ def parse_pipeline_mapping(data: object, *, name: str, source: str) -> Diffusers
     pipeline = check.identifier(data, "pipeline", required=True)
     repo = check.text(data, "repo")
     smoke = check.text(data, "smoke")
-    if (repo is None) == (smoke is None):
+    random = check.text(data, "random")
+    if sum(field is not None for field in (repo, smoke, random)) != 1:
         raise UserError(
             f"pipeline file {source}: give exactly one of field 'repo' (a Hugging Face "
-            "repository id or a local folder) and field 'smoke' (a smoke-test builder)"
+            "repository id or a local folder), field 'smoke' (a smoke-test builder) and field "
+            "'random' (a folder of configs to build with random weights)"
         )
+    if random is not None:
+        folder = Path(random).expanduser()
+        if not folder.is_absolute():
+            folder = Path(source).parent / folder
+        if not (folder / "model_index.json").is_file():
+            raise UserError(
+                f"pipeline file {source}: field 'random' names {folder}, which has no "
+                "model_index.json"
+            )
+        random = str(folder.resolve())
     if smoke is not None:
         from amvicc.generate.smoke import smoke_model_names
 
@@ -435,6 +453,7 @@ def parse_pipeline_mapping(data: object, *, name: str, source: str) -> Diffusers
         pipeline=pipeline or AUTO_PIPELINE,
         repo=repo,
         smoke=smoke,
+        random=random,
         revision=check.text(data, "revision"),
         variant=check.text(data, "variant"),
         gated=check.flag(data, "gated"),

@@ -34,7 +34,6 @@ AMVICC's two ablations come in sheets of the same shape:
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import logging
 import re
@@ -43,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from amvicc.catalogue import Catalogue, PromptKind, Question
+from amvicc.catalogue.csvtext import csv_records
 from amvicc.errors import UserError
 from amvicc.imports.options import ImportGradesOptions, ImportGradesSummary
 from amvicc.provenance import canonical_json
@@ -436,7 +436,8 @@ def _records(path: Path) -> Iterator[tuple[int, list[str]]]:
         log.warning("%s is not UTF-8; read it as Windows-1252", path)
     if "\x00" in text:
         raise UserError(f"grade sheet {path} is not a CSV text file; export the sheet as CSV")
-    yield from enumerate(csv.reader(text.splitlines(keepends=True)), start=1)
+    records = csv_records(text, f"grade sheet {path}")
+    yield from enumerate((record for _, record in records), start=1)
 
 
 def _canonical(name: str) -> str:

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 from amvicc.catalogue import Catalogue, Prompt
-from amvicc.errors import UserError
+from amvicc.errors import UserError, WorkspaceError
 from amvicc.judge.methods import (
     RUBRIC_TEMPLATE,
     Decision,
@@ -214,8 +214,11 @@ def _judge_with_vlm(
     )
     try:
         result = engine.answer_sync(todo, progress=bar)
-    except KeyboardInterrupt:
-        store.finish_run(run.run_id, "interrupted")
+    except (KeyboardInterrupt, WorkspaceError):
+        store.try_finish_run(run.run_id, "interrupted")
+        raise
+    except UserError:
+        store.try_finish_run(run.run_id, "failed")
         raise
     finally:
         bar.close()

@@ -32,7 +32,14 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from amvicc.catalogue import CATEGORIES, PROMPT_KINDS, Catalogue, LabelPolicy, load_catalogue
+from amvicc.catalogue import (
+    CATEGORIES,
+    PROMPT_KINDS,
+    Catalogue,
+    LabelPolicy,
+    check_index_ranges,
+    load_catalogue,
+)
 from amvicc.errors import UserError
 from amvicc.report.entries import ModelEntry, entry_keys, load_entries, with_samples
 from amvicc.report.options import ANY_VERDICTS, HUMAN_VERDICTS, ReportOptions
@@ -120,6 +127,8 @@ def collect_items(store: Store, options: ReportOptions | None = None) -> Items:
     """
     options = options or ReportOptions()
     catalogue = load_catalogue(options.catalogue, labels=options.labels or "corrected")
+    if options.indices is not None:
+        check_index_ranges(options.indices, [q.index for q in catalogue], catalogue.source)
     if options.categories:
         from amvicc.catalogue import parse_categories
 

@@ -1,9 +1,9 @@
 """The methods section: what was run, with which parameters, seeds and judges.
 
 Everything comes from the run records, so a report says how its numbers were made. Run
-parameters never hold API keys (only the names of the environment variables that do); the
-configuration is scrubbed again here all the same, so a key stored by mistake never reaches
-a report.
+parameters never hold API keys (only the names of the environment variables that do), and the
+store redacts credentials in commands and configurations; both are redacted again here all the
+same, so a key stored by an older amvicc (in a URL, an option) never reaches a report.
 """
 
 from __future__ import annotations
@@ -16,15 +16,12 @@ from typing import Any
 import pandas as pd
 
 from amvicc.provenance import canonical_json
+from amvicc.redaction import REDACTED, redact_command, redact_config
 from amvicc.report.items import Items
 from amvicc.store import SHEET_PREFIX, Store, source_role
 
-# Parameter names that could hold a secret; ``*_env`` names an environment variable instead.
-_SECRET_NAME = re.compile(
-    r"(api[_-]?key|secret|token|password|passwd|authori[sz]ation|bearer|credential)", re.I
-)
+# Values that are keys whatever their name (a key stored by mistake under another name).
 _SECRET_VALUE = re.compile(r"^(sk-|sk_|hf_|Bearer\s)[A-Za-z0-9_\-]{8,}")
-REDACTED = "[redacted]"
 
 
 @dataclass(frozen=True)
@@ -71,18 +68,19 @@ class Methods:
 
 
 def scrub(value: Any) -> Any:
-    """A copy of a configuration without anything that looks like a secret."""
+    """A copy of a configuration without anything that looks like a secret.
+
+    Credentials by name and in URLs (:func:`amvicc.redaction.redact_config`), and values that
+    look like keys whatever their name.
+    """
+    return _scrub_values(redact_config(value))
+
+
+def _scrub_values(value: Any) -> Any:
     if isinstance(value, Mapping):
-        return {
-            key: (
-                REDACTED
-                if _SECRET_NAME.search(str(key)) and not str(key).lower().endswith("_env")
-                else scrub(item)
-            )
-            for key, item in value.items()
-        }
+        return {key: _scrub_values(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return [scrub(item) for item in value]
+        return [_scrub_values(item) for item in value]
     if isinstance(value, str) and _SECRET_VALUE.match(value):
         return REDACTED
     return value
@@ -147,7 +145,7 @@ def describe_methods(store: Store, items: Items) -> Methods:
                 label_policy=run.label_policy,
                 started_at=run.started_at,
                 ended_at=run.ended_at,
-                command=run.command,
+                command=redact_command(run.command),
                 config=canonical_json(config),
                 seeds=seed_text,
                 catalogue_note=note,

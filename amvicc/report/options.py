@@ -58,6 +58,8 @@ class ReportOptions:
             (unless ``default_file`` is off), md and csv are only returned.
         default_file: write html and json to the workspace when ``output`` is None.
         progress: show a progress bar while the report is computed.
+        excel_safe: in CSV, prefix text cells a spreadsheet would run as a formula
+            (``=``, ``+``, ``-``, ``@``) with ``'``; off by default to keep the data exact.
     """
 
     verdicts: str = HUMAN_VERDICTS
@@ -79,6 +81,7 @@ class ReportOptions:
     output: Path | None = None
     default_file: bool = True
     progress: bool = True
+    excel_safe: bool = False
 
 
 SUFFIX_FORMATS: dict[str, ReportFormat] = {

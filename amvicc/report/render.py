@@ -18,10 +18,12 @@
 from __future__ import annotations
 
 import csv
+import html
 import io
 import itertools
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import asdict
 from functools import cache
@@ -33,6 +35,7 @@ import pandas as pd
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
 from amvicc.catalogue import CATEGORY_BY_CODE
+from amvicc.catalogue.csvtext import excel_safe as excel_safe_cell
 from amvicc.report.analysis_view import (
     NO_SPREAD,
     analysis_figures,
@@ -76,6 +79,7 @@ def render_report(report: Report, fmt: ReportFormat) -> str:
             report.metrics,
             intervals=report.options.bootstrap > 0,
             extra=analysis_rows(report.analyses),
+            excel_safe=report.options.excel_safe,
         )
     if fmt == "json":
         return to_json(report)
@@ -100,13 +104,19 @@ def _count(value: object) -> str:
 
 
 def to_csv(
-    metrics: pd.DataFrame, *, intervals: bool = True, extra: pd.DataFrame | None = None
+    metrics: pd.DataFrame,
+    *,
+    intervals: bool = True,
+    extra: pd.DataFrame | None = None,
+    excel_safe: bool = False,
 ) -> str:
     """One row per number: :func:`~amvicc.report.metrics.metric_table`, then ``extra``.
 
     The columns are fixed (see the module docstring); ``extra`` has
     :data:`amvicc.report.analyses.ROW_COLUMNS`. Formatted column by column: a report of
-    fifty models has tens of thousands of comparison rows.
+    fifty models has tens of thousands of comparison rows. ``excel_safe`` prefixes model names
+    that a spreadsheet would run as a formula (``=...``) with ``'`` (see
+    :func:`amvicc.catalogue.csvtext.excel_safe`).
     """
     columns = CSV_COLUMNS + (INTERVAL_COLUMNS if intervals else ()) + CONDITION_COLUMNS
     plain = (
@@ -121,7 +131,9 @@ def to_csv(
         parts.append(extra[list(ROW_ORDER)])
     rows = pd.concat(parts, ignore_index=True)
     cells = {
-        "model": rows["model"].astype(str).tolist(),
+        "model": [
+            excel_safe_cell(name) if excel_safe else name for name in rows["model"].astype(str)
+        ],
         "modality": rows["modality"].astype(str).tolist(),
         "category": rows["category"].astype(str).tolist(),
         "metric": rows["metric"].astype(str).tolist(),
@@ -184,7 +196,12 @@ def _plain(value: Any) -> Any:
 def to_json(report: Report) -> str:
     """The whole report as JSON (NaN as null)."""
     options = asdict(report.options)
-    for where_it_goes in ("output", "default_file", "progress"):  # not how the numbers came
+    for where_it_goes in (
+        "output",
+        "default_file",
+        "progress",
+        "excel_safe",
+    ):  # not how the numbers came
         options.pop(where_it_goes)
     options["catalogue"] = str(options["catalogue"]) if options["catalogue"] else None
     options["indices"] = sorted(options["indices"]) if options["indices"] is not None else None
@@ -275,7 +292,8 @@ def _environment() -> Environment:
     )
     environment.filters["num"] = _number
     environment.filters["pct"] = lambda v: "–" if _missing(v) else f"{100 * float(v):.1f}%"
-    environment.filters["md"] = lambda v: str(v).replace("|", "\\|").replace("\n", " ")
+    environment.filters["md"] = markdown_text
+    environment.filters["code"] = markdown_code
     environment.filters["pval"] = lambda v: "–" if _missing(v) else _p_text(float(v))
     environment.filters["signed"] = lambda v: "–" if _missing(v) else f"{float(v):+.3f}"
     return environment
@@ -283,6 +301,35 @@ def _environment() -> Environment:
 
 def _p_text(value: float) -> str:
     return "< 0.001" if value < 0.001 else f"{value:.3f}"
+
+
+# Characters that would start Markdown syntax (emphasis, links, code, tables) in plain text.
+_MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_{}\[\]()#+!|~])")
+
+
+def markdown_text(value: object) -> str:
+    """Any text (a model name, a prompt, a reply) as inert Markdown on one line.
+
+    HTML is escaped as entities (``<script>`` shows as text, never runs), Markdown's own
+    punctuation is backslash-escaped (no links, images or emphasis from data), and line breaks
+    become spaces so a table row stays one row.
+    """
+    text = " ".join(str(value).splitlines())
+    text = html.escape(text, quote=False)
+    return _MARKDOWN_PUNCTUATION.sub(r"\\\1", text)
+
+
+def markdown_code(value: object) -> str:
+    """Any text as one Markdown code span (shown verbatim, HTML never interpreted).
+
+    The fence is one backtick longer than the longest run of backticks inside, so no value
+    closes it early; ``|`` is escaped so a table cell stays one cell.
+    """
+    text = " ".join(str(value).splitlines()).replace("|", "\\|")
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def _template(name: str) -> Any:

@@ -63,7 +63,12 @@ def _compute(options: ReportOptions, store: Store) -> tuple[str, dict[str, float
             "analyses": time.perf_counter() - counted,
             **{f"analyses.{k}": v for k, v in analyses.timings.items()},
         }
-        text = to_csv(metrics, intervals=options.bootstrap > 0, extra=analysis_rows(analyses))
+        text = to_csv(
+            metrics,
+            intervals=options.bootstrap > 0,
+            extra=analysis_rows(analyses),
+            excel_safe=options.excel_safe,
+        )
         return text, timings
     report = build_report(store, options, progress=options.progress)
     rendering = time.perf_counter()

@@ -30,7 +30,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, Response
 
 from amvicc.errors import UserError
-from amvicc.score.desk import ScoringDesk, normalise_rater
+from amvicc.score.desk import ImageTaken, ScoringDesk, normalise_rater
 from amvicc.score.items import image_file
 from amvicc.score.links import ImageLinks
 from amvicc.score.queue import Direction, Screen
@@ -115,7 +115,13 @@ class ScoringApp:
         self.links = ImageLinks()
 
     def image_response(self, request: Request) -> Response:
-        """The image route: a queue's image file, if the link's signature is valid."""
+        """The image route: a queue's image file, if the link's signature is valid.
+
+        With a login, the request must also carry a signed-in session (Gradio's cookie), like
+        every other route of the app: a link copied out of the page opens nothing elsewhere.
+        """
+        if self.login and signed_in_user(request) is None:
+            return Response("sign in first", status_code=401)
         subject = request.path_params["subject"]
         if not self.links.valid(subject, request.query_params.get("sig", "")):
             return Response("not found", status_code=404)
@@ -200,7 +206,11 @@ class ScoringApp:
         rater = self.rater(typed, request)
         if subject is None:
             raise UserError("nothing is shown to judge")
-        following = self.desk.decide(screen, rater, subject, value, comment)
+        try:
+            following = self.desk.decide(screen, rater, subject, value, comment)
+        except ImageTaken as taken:
+            gr.Warning(str(taken))
+            following = taken.following
         return self.render(screen, rater, following)
 
     def move(
@@ -419,6 +429,24 @@ class ScoringApp:
                 return self.move(screen, direction, typed, subject, request)
 
         return move
+
+
+def signed_in_user(request: Request) -> str | None:
+    """The user a request's Gradio session belongs to, or None when it is not signed in.
+
+    Gradio keeps sessions as ``access-token-<cookie id>`` cookies mapped to user names in its
+    app; a route added beside Gradio's (the image route) checks them the same way.
+    """
+    app = request.scope.get("app")
+    tokens = getattr(app, "tokens", None)
+    cookie_id = getattr(app, "cookie_id", None)
+    if not isinstance(tokens, dict) or cookie_id is None:
+        return None
+    token = request.cookies.get(f"access-token-{cookie_id}") or request.cookies.get(
+        f"access-token-unsecure-{cookie_id}"
+    )
+    user = tokens.get(token) if token else None
+    return str(user) if user else None
 
 
 NON_VERDICT_ACTIONS = frozenset({"previous", "next", "comment"})

@@ -37,6 +37,21 @@ from amvicc.store import Store, VerdictRecord, human_source
 
 MAX_RATER_NAME = 40
 MAX_COMMENT = 2000
+RESERVATION_S = 600.0
+"""How long an image shown to a rater stays reserved for them without a verdict."""
+RESERVATION_SCOPE = "score:rate"
+
+
+class ImageTaken(UserError):
+    """The image got its raters while it was shown to this rater; their verdict is not kept.
+
+    Attributes:
+        following: the next image waiting for the rater (None: none).
+    """
+
+    def __init__(self, message: str, following: str | None) -> None:
+        super().__init__(message)
+        self.following = following
 
 
 def normalise_rater(name: str | None) -> str:
@@ -114,6 +129,10 @@ class ScoringDesk:
         run_ids: the generation runs to rate (default: all made from ``catalogue``).
         raters_per_item: how many people rate each image.
         seed: the base of each rater's random order.
+        reservation_s: how long an image shown to a rater is held for them. While held, it
+            counts toward its ``raters_per_item`` and is offered to nobody else, so raters
+            working at once (in one app or several on the same workspace) never give an image
+            more ratings than asked for. A verdict, or the next image, ends the hold.
     """
 
     def __init__(
@@ -125,6 +144,7 @@ class ScoringDesk:
         run_ids: Sequence[str] | None = None,
         raters_per_item: int = 2,
         seed: int = 0,
+        reservation_s: float = RESERVATION_S,
     ) -> None:
         if raters_per_item < 1:
             raise UserError("--raters-per-item must be at least 1")
@@ -133,6 +153,7 @@ class ScoringDesk:
         self.rubrics = rubrics if rubrics is not None else load_rubrics()
         self.run_ids = tuple(run_ids) if run_ids else None
         self.raters_per_item = raters_per_item
+        self.reservation_s = reservation_s
         self._lock = threading.RLock()
         self._feed = VerdictFeed(store)
         self._image_ledger = ImageLedger(raters_per_item)
@@ -196,6 +217,8 @@ class ScoringDesk:
         """
         with self._lock:
             self._poll()
+            if screen == "rate":
+                return self._reserve_next(rater, None, from_start=True)
             return self.queues[screen].resume(rater)
 
     def upcoming(self, screen: Screen, rater: str, current: str) -> str | None:
@@ -210,7 +233,10 @@ class ScoringDesk:
         """Previous (-1) or next (+1) subject the rater may visit; ``current`` at either end."""
         with self._lock:
             self._poll()
-            return self.queues[screen].step(rater, current, direction) or current
+            following = self.queues[screen].step(rater, current, direction) or current
+            if screen == "rate" and following is not None:
+                self._hold(rater, following)
+            return following
 
     def decide(
         self, screen: Screen, rater: str, subject: str, value: str, comment: str | None = None
@@ -241,9 +267,23 @@ class ScoringDesk:
                 else self._image_ledger.mark(subject, source)
             )
         if mine is None or (mine.value, mine.comment) != (value, comment):
-            self.store.add_verdicts([record], skip_unchanged=False)
+            if screen != "rate":
+                self.store.add_verdicts([record], skip_unchanged=False)
+            elif not self.store.add_rating(
+                RESERVATION_SCOPE, record, raters_per_item=self.raters_per_item
+            ):
+                with self._lock:
+                    self._poll()
+                    following = self._reserve_next(rater, subject)
+                raise ImageTaken(
+                    f"this image got its {self.raters_per_item} raters while it was shown to "
+                    "you, so your verdict was not kept; here is the next one",
+                    following,
+                )
         with self._lock:
             self._poll()
+            if screen == "rate":
+                return self._reserve_next(rater, subject)
             return queue.next_pending(rater, subject)
 
     # what the screens show
@@ -301,6 +341,72 @@ class ScoringDesk:
         with self._lock:
             self._poll()
             return compute_statistics(tuple(self._images.values()), self._image_ledger)
+
+    # reservations: an image shown to a rater is held for them (rating screen only)
+
+    def _others_holding(self, source: str, image_id: str, held: dict[str, list[str]]) -> int:
+        """Raters other than ``source`` holding the image who have not rated it yet."""
+        return sum(
+            1
+            for holder in held.get(image_id, ())
+            if holder != source and not self._image_ledger.rated(holder, image_id)
+        )
+
+    def _room(self, source: str, image_id: str, held: dict[str, list[str]]) -> bool:
+        raters = len(self._image_ledger.rater_marks(image_id))
+        return raters + self._others_holding(source, image_id, held) < self.raters_per_item
+
+    def _reserve_next(
+        self, rater: str, current: str | None, *, from_start: bool = False
+    ) -> str | None:
+        """The next image waiting for the rater that can be held for them, now held.
+
+        Images already held by enough other raters are passed over; the store decides in one
+        transaction, so two apps on one workspace never over-fill an image either. Called with
+        the desk's lock held.
+        """
+        queue = self.queues["rate"]
+        source = queue.source(rater)
+        held = self.store.held_leases(RESERVATION_SCOPE)
+        full: set[str] = set()
+        order = queue.order(rater)
+        start = 0 if from_start or current is None else order.position.get(current, -1) + 1
+        while True:
+
+            def wanted(subject: str, held: dict[str, list[str]] = held) -> bool:
+                return (
+                    subject not in full
+                    and queue.pending(rater, subject)
+                    and self._room(source, subject, held)
+                )
+
+            candidate = order.first(wanted, start)
+            if candidate is None:
+                self.store.release_leases(RESERVATION_SCOPE, source)
+                return None
+            if self.store.hold_for_rating(
+                RESERVATION_SCOPE,
+                candidate,
+                source,
+                ttl=self.reservation_s,
+                raters_per_item=self.raters_per_item,
+            ):
+                return candidate
+            full.add(candidate)  # another app took it meanwhile
+            held = self.store.held_leases(RESERVATION_SCOPE)
+
+    def _hold(self, rater: str, image_id: str) -> None:
+        """Hold an image the rater walked to, if it still needs raters and has room."""
+        source = self.queues["rate"].source(rater)
+        if self._image_ledger.rated(source, image_id) or not self._image_ledger.is_open(image_id):
+            return
+        self.store.hold_for_rating(
+            RESERVATION_SCOPE,
+            image_id,
+            source,
+            ttl=self.reservation_s,
+            raters_per_item=self.raters_per_item,
+        )
 
     # internals
 

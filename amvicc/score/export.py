@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, get_args
 
 from amvicc.catalogue import Catalogue
+from amvicc.catalogue.csvtext import excel_safe as excel_safe_cell
 from amvicc.errors import UserError
 from amvicc.score.options import ExportFormat
 from amvicc.store import HUMAN_SOURCE_PREFIXES, Store
@@ -60,10 +61,24 @@ def _kind_and_rater(source: str) -> tuple[str, str]:
     return kind, rest if kind in ("human", "adjudication") else ""
 
 
-def write_export(frame: pd.DataFrame, output: Path | None, fmt: ExportFormat) -> None:
-    """Write the table to ``output`` (atomically) or to standard output."""
+def write_export(
+    frame: pd.DataFrame, output: Path | None, fmt: ExportFormat, *, excel_safe: bool = False
+) -> None:
+    """Write the table to ``output`` (atomically) or to standard output.
+
+    ``excel_safe`` (CSV only) prefixes text cells a spreadsheet would run as a formula with
+    ``'``: comments, prompts and rater names come from people and models, and a cell such as
+    ``=HYPERLINK(...)`` must not run when the export is opened in a spreadsheet.
+    """
     buffer = io.StringIO()
     if fmt == "csv":
+        if excel_safe:
+            import pandas as pd
+
+            frame = frame.copy()
+            for column in frame.columns:
+                if not pd.api.types.is_numeric_dtype(frame[column]):
+                    frame[column] = frame[column].map(excel_safe_cell)
         frame.to_csv(buffer, index=False, lineterminator="\n")
     elif len(frame):
         frame.to_json(buffer, orient="records", lines=True, force_ascii=False)

@@ -73,11 +73,14 @@ class ExportOptions:
         format: ``csv`` or ``jsonl``.
         output: the file (None: standard output).
         people_only: only verdicts of raters, grade sheets and adjudicators.
+        excel_safe: in CSV, prefix text cells a spreadsheet would run as a formula (``=``,
+            ``+``, ``-``, ``@``) with ``'``; off by default to keep the data exact.
     """
 
     format: ExportFormat = "csv"
     output: Path | None = None
     people_only: bool = False
+    excel_safe: bool = False
 
 
 @dataclass(frozen=True)

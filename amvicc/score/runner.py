@@ -57,5 +57,5 @@ def run_export(options: ExportOptions, *, store: Store, catalogue: Catalogue) ->
         UserError: the output cannot be written.
     """
     frame = verdicts_export(store, catalogue, people_only=options.people_only)
-    write_export(frame, options.output, options.format)
+    write_export(frame, options.output, options.format, excel_safe=options.excel_safe)
     return ExportSummary(len(frame), options.output)

@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import gradio as gr
+from starlette.middleware import Middleware
 from starlette.routing import Route
 
 from amvicc.errors import UserError
 from amvicc.score.app import CSS, ScoringApp, keyboard_script
 from amvicc.score.desk import ScoringDesk
+from amvicc.score.guard import LoginThrottle, RequestGuard
 from amvicc.score.links import ImageLinks
 
 log = logging.getLogger(__name__)
@@ -49,10 +53,13 @@ def serve(
     auth: Sequence[tuple[str, str]] | None = None,
     open_browser: bool = False,
     quiet: bool = False,
+    throttle: LoginThrottle | None = None,
 ) -> ScoringServer:
     """Start the scoring app in the background and return it.
 
-    Never opens a share link. Images are served only through :class:`ImageLinks`.
+    Never opens a share link. Images are served only through :class:`ImageLinks`, behind the
+    login when there is one; uploads are refused and failed logins slowed down
+    (:mod:`amvicc.score.guard`; ``throttle`` sets how).
 
     Raises:
         UserError: the port is taken.
@@ -64,8 +71,13 @@ def serve(
             host,
         )
     app = ScoringApp(desk, login=bool(auth))
+    throttle = throttle or LoginThrottle()
     blocks = app.build()
-    blocks.queue(default_concurrency_limit=16)
+    with _environment(GRADIO_ANALYTICS_CACHE_FREQUENCY=str(2**31)):
+        # Gradio recomputes a summary of every recorded event (a pandas group-by over up to
+        # 10,000 rows) after each event, for a monitoring page this app does not serve; with
+        # eight raters at once that was most of a verdict's server time.
+        blocks.queue(default_concurrency_limit=16)
     try:
         _, url, _ = blocks.launch(
             server_name=host,
@@ -79,7 +91,12 @@ def serve(
             show_error=True,
             allowed_paths=[],
             blocked_paths=[str(desk.store.root.resolve())],
-            app_kwargs={"routes": [Route(ImageLinks.route, app.image_response)]},
+            app_kwargs={
+                "routes": [Route(ImageLinks.route, app.image_response)],
+                "middleware": [Middleware(RequestGuard, throttle=throttle)],
+            },
+            # The app takes no file from anyone (the guard refuses upload routes too).
+            max_file_size=1,
             js=keyboard_script(),
             css=CSS,
             footer_links=[],
@@ -91,6 +108,22 @@ def serve(
     except OSError as err:
         raise UserError(f"cannot listen on {host}:{port} ({err}); choose another --port") from None
     return ScoringServer(blocks, url)
+
+
+@contextmanager
+def _environment(**values: str) -> Iterator[None]:
+    """Environment variables set for the block (unless the user set them), then restored."""
+    saved = {name: os.environ.get(name) for name in values}
+    for name, value in values.items():
+        os.environ.setdefault(name, value)
+    try:
+        yield
+    finally:
+        for name, before in saved.items():
+            if before is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = before
 
 
 def _is_loopback(host: str) -> bool:

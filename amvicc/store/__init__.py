@@ -5,11 +5,16 @@
 - :mod:`~amvicc.store.records`: rows as typed records (runs, images, responses, verdicts);
 - :mod:`~amvicc.store.database`: connections, transactions and migrations;
 - :mod:`~amvicc.store.queries`: the typed reads later stages need (reports, scoring, imports);
-- :mod:`~amvicc.store.workspace`: :class:`Store`, the workspace folder: files, writes, reads.
+- :mod:`~amvicc.store.workspace`: :class:`Store`, the workspace folder: files, writes, reads;
+- :mod:`~amvicc.store.leases`: leases on work items (claims, reservations) with expiry;
+- :mod:`~amvicc.store.claims`: :class:`ClaimFeed`, a to-do list shared with other processes;
+- :mod:`~amvicc.store.owners`: which process holds a run or a lease, and whether it is gone;
+- :mod:`~amvicc.store.filesystems`: whether a workspace is on a network file system.
 
 Other modules import from here (``from amvicc.store import Store``).
 """
 
+from amvicc.store.claims import CLAIM_TTL_S, ClaimFeed
 from amvicc.store.queries import RunCounts, SeedRange, VerdictSubject
 from amvicc.store.records import (
     AuditSampleRecord,
@@ -66,6 +71,7 @@ __all__ = [
     "ADJUDICATION_PREFIX",
     "ANSWER_VERDICTS",
     "AUDIT_STRATA",
+    "CLAIM_TTL_S",
     "DATABASE_NAME",
     "DECIDING_ANSWERS",
     "DEFAULT_STORE",
@@ -82,6 +88,7 @@ __all__ = [
     "AnswerVerdictValue",
     "AuditSampleRecord",
     "AuditStratum",
+    "ClaimFeed",
     "ImageRecord",
     "ImageStatus",
     "ImageVerdictValue",

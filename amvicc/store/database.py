@@ -1,23 +1,107 @@
 """The workspace's SQLite database: one connection per thread, transactions and migrations.
 
-Each thread gets its own connection; several processes may write at once (SQLite's WAL and a
-busy timeout serialise them). Opening a database applies the migrations it lacks.
+Each thread gets its own connection; several processes on one machine may write at once
+(SQLite's WAL and a busy timeout serialise them). Opening a database applies the migrations it
+lacks. A database SQLite cannot use (read-only, a full disk, a file that is not a database, a
+lock held too long) raises :class:`~amvicc.errors.WorkspaceError`, one line naming the
+workspace and what to do, from wherever the store meets it. A workspace that cannot be written
+(a read-only folder or mount) still opens for reading: reports and exports work, and the first
+write says why it cannot be made.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
-from amvicc.errors import UserError
+from amvicc.errors import WorkspaceError
 from amvicc.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 if TYPE_CHECKING:
     import pandas as pd
+
+# SQLite's messages for a database it cannot use, and what amvicc says instead.
+_READ_ONLY = ("readonly", "read-only")
+_FULL = ("database or disk is full", "disk is full")
+_NOT_A_DATABASE = ("file is not a database", "file is encrypted", "malformed")
+
+
+def workspace_error(err: sqlite3.Error, db_path: Path) -> WorkspaceError | None:
+    """The one-line explanation of a SQLite error about the database itself, or None.
+
+    Errors that mean a bug (a constraint, a wrong statement) are not translated: they should
+    surface as they are.
+    """
+    if isinstance(err, sqlite3.IntegrityError | sqlite3.ProgrammingError | sqlite3.InterfaceError):
+        return None
+    message = str(err)
+    lowered = message.lower()
+    root = db_path.parent
+    if any(word in lowered for word in _READ_ONLY):
+        return WorkspaceError(
+            f"workspace {root} is read-only ({message}); amvicc cannot record anything there: "
+            "make it writable, or pass --store with a writable copy"
+        )
+    if any(word in lowered for word in _FULL):
+        return WorkspaceError(
+            f"the disk holding workspace {root} is full ({message}); free some space and rerun "
+            "the same command (finished work is kept and resumed)"
+        )
+    if any(word in lowered for word in _NOT_A_DATABASE):
+        return WorkspaceError(
+            f"{db_path} is not a usable amvicc database ({message}); move it aside or pass "
+            "another --store"
+        )
+    if "unable to open" in lowered:
+        return WorkspaceError(
+            f"cannot open the database {db_path} ({message}); check that the folder exists and "
+            "that you may read it"
+        )
+    if "disk i/o error" in lowered:
+        return WorkspaceError(
+            f"reading or writing {db_path} failed ({message}); check the disk and its free "
+            "space, then rerun the same command"
+        )
+    if "locked" in lowered or "busy" in lowered:
+        return WorkspaceError(
+            f"workspace {root} stayed locked by another process for a minute ({message}); on a "
+            "network file system use one writer (see docs/generate.md), else retry"
+        )
+    return None
+
+
+class _Connection(sqlite3.Connection):
+    """A connection whose errors about the database itself are one line for the user."""
+
+    db_path: Path
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        try:
+            return super().execute(sql, parameters)
+        except sqlite3.Error as err:
+            raise _translated(err, self.db_path) from err
+
+    def executemany(self, sql: str, parameters: Iterable[Any], /) -> sqlite3.Cursor:
+        try:
+            return super().executemany(sql, parameters)
+        except sqlite3.Error as err:
+            raise _translated(err, self.db_path) from err
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    """Undo the open transaction, if SQLite has not already (a failed COMMIT may have)."""
+    if conn.in_transaction:
+        with suppress(sqlite3.Error, WorkspaceError):
+            conn.execute("ROLLBACK")
+
+
+def _translated(err: sqlite3.Error, db_path: Path) -> Exception:
+    return workspace_error(err, db_path) or err
 
 
 class Database:
@@ -32,24 +116,60 @@ class Database:
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
+        # A folder or file that cannot be written is opened read-only (and immutable: SQLite
+        # would otherwise need to create its WAL index beside the database).
+        self.read_only = db_path.is_file() and not (
+            os.access(db_path, os.W_OK) and os.access(db_path.parent, os.W_OK)
+        )
         self._migrate()
 
     def connection(self) -> sqlite3.Connection:
         """This thread's connection (autocommit; use :meth:`transaction` to write)."""
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
+            conn = self._open()
+            self._local.conn = conn
+            with self._lock:
+                self._connections.append(conn)
+        return conn
+
+    def _open(self) -> sqlite3.Connection:
+        if not self.read_only:
+            return self._connect(None)
+        # Read-only: through the WAL when its files are there (another process may be
+        # writing), else the database file alone (immutable: nothing can change it).
+        uri = f"file:{self.db_path.resolve()}?mode=ro"
+        try:
+            conn = self._connect(uri)
+            conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        except (sqlite3.Error, WorkspaceError):
+            return self._connect(uri + "&immutable=1")
+        return conn
+
+    def _connect(self, uri: str | None) -> sqlite3.Connection:
+        try:
             conn = sqlite3.connect(
-                self.db_path, timeout=60, isolation_level=None, check_same_thread=False
+                uri or self.db_path,
+                timeout=60,
+                isolation_level=None,
+                check_same_thread=False,
+                factory=_Connection,
+                uri=uri is not None,
             )
-            conn.row_factory = sqlite3.Row
+        except sqlite3.Error as err:
+            raise _translated(err, self.db_path) from err
+        assert isinstance(conn, _Connection)
+        conn.db_path = self.db_path
+        conn.row_factory = sqlite3.Row
+        try:
             conn.execute("PRAGMA busy_timeout = 60000")
             conn.execute("PRAGMA foreign_keys = ON")
             # NORMAL loses nothing when a process dies; only an OS crash can drop the last
             # commits, never corrupt the database.
             conn.execute("PRAGMA synchronous = NORMAL")
-            self._local.conn = conn
-            with self._lock:
-                self._connections.append(conn)
+        except BaseException:
+            conn.close()
+            raise
         return conn
 
     @contextmanager
@@ -58,18 +178,31 @@ class Database:
 
         Nested blocks join the enclosing transaction, so several store calls (a run, its
         images, their verdicts) can be made all-or-nothing together.
+
+        Raises:
+            WorkspaceError: the workspace cannot be written (read-only, full disk).
         """
         conn = self.connection()
         if conn.in_transaction:
             yield conn
             return
+        if self.read_only:
+            raise WorkspaceError(
+                f"workspace {self.db_path.parent} is read-only (no write access to "
+                f"{self.db_path} or its folder); amvicc cannot record anything there: make it "
+                "writable, or pass --store with a writable copy"
+            )
         conn.execute("BEGIN IMMEDIATE")
         try:
             yield conn
         except BaseException:
-            conn.execute("ROLLBACK")
+            _rollback(conn)
             raise
-        conn.execute("COMMIT")
+        try:
+            conn.execute("COMMIT")
+        except BaseException:
+            _rollback(conn)
+            raise
 
     def close(self) -> None:
         """Close every connection this store opened."""
@@ -92,20 +225,32 @@ class Database:
 
     def _migrate(self) -> None:
         conn = self.connection()
-        conn.execute("PRAGMA journal_mode = WAL")
-        while True:
-            with self.transaction():
-                version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-                if version > SCHEMA_VERSION:
-                    raise UserError(
-                        f"workspace {self.db_path.parent} has schema version {version}, newer "
-                        f"than this amvicc understands ({SCHEMA_VERSION}); upgrade amvicc"
-                    )
-                if version == SCHEMA_VERSION:
-                    return
-                for statement in MIGRATIONS[version]:
-                    conn.execute(statement)
-                conn.execute(f"PRAGMA user_version = {version + 1}")
+        try:
+            version = self.schema_version
+            if version > SCHEMA_VERSION:
+                raise WorkspaceError(
+                    f"workspace {self.db_path.parent} has schema version {version}, newer than "
+                    f"this amvicc understands ({SCHEMA_VERSION}); upgrade amvicc"
+                )
+            if version == SCHEMA_VERSION:
+                return
+            if self.read_only:
+                raise WorkspaceError(
+                    f"workspace {self.db_path.parent} was made by an older amvicc (schema "
+                    f"{version}) and is read-only; open it once with write access to upgrade it"
+                )
+            conn.execute("PRAGMA journal_mode = WAL")
+            while True:
+                with self.transaction():
+                    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+                    if version == SCHEMA_VERSION:
+                        return
+                    for statement in MIGRATIONS[version]:
+                        conn.execute(statement)
+                    conn.execute(f"PRAGMA user_version = {version + 1}")
+        except BaseException:
+            self.close()
+            raise
 
     # reading many rows
 

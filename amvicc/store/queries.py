@@ -186,6 +186,19 @@ class Queries(Database):
             found.update((r["response_id"], record_from_row(ResponseRecord, r)) for r in rows)
         return found
 
+    def done_image_prompts(self, config_key: str) -> dict[tuple[int, str, int], str]:
+        """The prompt each slot was made from, for the slots already made for a configuration.
+
+        What :meth:`amvicc.store.Store.done_image_slots` counts as made (refusals included),
+        with the prompt, so that a slot whose catalogue prompt changed is made again.
+        """
+        rows = self.connection().execute(
+            "SELECT question_index, prompt_kind, sample, prompt FROM current_images "
+            "WHERE config_key = ? AND status IN ('ok', 'refused', 'external')",
+            (config_key,),
+        )
+        return {(r[0], r[1], r[2]): r[3] for r in rows}
+
     def images_fingerprint(self) -> tuple[int, int]:
         """A cheap marker that changes whenever an image or a run is added.
 

@@ -104,6 +104,8 @@ class RunRecord:
         condition: a perturbation (``grain=0.1``) or a challenge arm; empty for a plain run
             (and for every run of a workspace made before conditions existed).
         parent_run_id: the run this one was made from (a challenge's answer run).
+        owner: the process that has the run running, or last ran it (``host:pid:start``);
+            None for runs recorded before amvicc kept it.
     """
 
     run_id: str
@@ -122,6 +124,7 @@ class RunRecord:
     ended_at: str | None
     condition: str = ""
     parent_run_id: str | None = None
+    owner: str | None = None
 
     @property
     def config(self) -> dict[str, Any]:

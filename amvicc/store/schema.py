@@ -159,5 +159,19 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "REFERENCES responses(response_id)",
         "CREATE INDEX runs_parent ON runs(parent_run_id)",
     ),
+    # 4: shared work. A run records the process that has it running (``host:pid:start``), so
+    # a run whose process died shows as interrupted; leases let concurrent processes split
+    # the work (generate, answer) and hold an image for the rater it is shown to (score).
+    (
+        "ALTER TABLE runs ADD COLUMN owner TEXT",
+        """CREATE TABLE leases (
+            scope TEXT NOT NULL,
+            item TEXT NOT NULL,
+            holder TEXT NOT NULL,
+            expires_at REAL NOT NULL,
+            PRIMARY KEY (scope, item, holder)
+        )""",
+        "CREATE INDEX leases_holder ON leases(scope, holder)",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)

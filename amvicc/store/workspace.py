@@ -13,21 +13,38 @@ Durability: files are written under a temporary name and renamed, then their row
 so a process killed at any instant leaves either nothing or a complete file with its row (at
 worst an unreferenced file). Rows are never updated to change a result: a regenerated image,
 a retried response or a changed verdict is a new row, and the ``current_*`` views pick the
-latest one per slot. Each thread gets its own connection; several processes may write at once
-(SQLite's WAL and a busy timeout serialise them).
+latest one per slot. Each thread gets its own connection; several processes of one machine
+may write at once (SQLite's WAL and a busy timeout serialise them). Across machines only one
+process may open the database (see ``docs/generate.md``); a workspace on a network file system
+gets a warning saying so.
+
+Names users give (run ids) become path components (``responses/<run>/``): they are checked
+(:func:`check_name`), and every file the store writes is checked to stay inside the workspace.
+A run records the process running it, so a run whose process died (``kill -9``, a full disk)
+reads as ``interrupted`` rather than ``running``.
 """
 
 from __future__ import annotations
 
+import errno
+import logging
 import os
+import re
+import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import asdict, fields, replace
 from pathlib import Path
 from typing import Any
 
-from amvicc.errors import UserError
+from amvicc.errors import UserError, WorkspaceError
 from amvicc.provenance import canonical_json, package_versions
+from amvicc.redaction import redact_command, redact_config
+from amvicc.store.filesystems import network_filesystem
+from amvicc.store.leases import Leases
+from amvicc.store.owners import alive, is_dead, this_process
 from amvicc.store.queries import Queries
 from amvicc.store.records import (
     AuditSampleRecord,
@@ -41,27 +58,113 @@ from amvicc.store.records import (
     utc_now,
 )
 from amvicc.store.schema import DATABASE_NAME, DEFAULT_STORE, RunStatus, Stage
+from amvicc.store.sources import is_rater_source
+
+log = logging.getLogger(__name__)
+
+# A name that becomes one path component: no separators, no leading dot, no "..".
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_WARNED_NETWORK: set[Path] = set()
 
 
-class Store(Queries):
+def check_name(name: str, what: str = "run name") -> str:
+    """Refuse a user-given name that would not be one plain path component.
+
+    Raises:
+        UserError: the name holds a path separator, starts with a dot or dash, is empty or
+            longer than 128 characters, or holds characters other than letters, digits,
+            ``.``, ``_`` and ``-``.
+    """
+    if not _NAME.match(name) or ".." in name:
+        raise UserError(
+            f"{what} {name!r} is not allowed: use 1 to 128 letters, digits, '.', '_' and '-', "
+            "starting with a letter or digit (it names folders inside the workspace)"
+        )
+    return name
+
+
+class Store(Queries, Leases):
     """A workspace folder: the database and the files.
 
     Args:
         root: the folder; created (with the database) unless ``create`` is False.
         create: when False, a missing workspace is a :class:`UserError`.
+        database: open the database (False: a process that may only write files, e.g. a
+            non-main process of a multi-node launch; every database call then raises).
+
+    Raises:
+        UserError: ``root`` is a file, or there is no workspace and ``create`` is False.
+        WorkspaceError: the folder cannot be created, or its database cannot be used.
     """
 
-    def __init__(self, root: str | Path = DEFAULT_STORE, *, create: bool = True) -> None:
+    def __init__(
+        self, root: str | Path = DEFAULT_STORE, *, create: bool = True, database: bool = True
+    ) -> None:
         self.root = Path(root)
         db_path = self.root / DATABASE_NAME
+        if self.root.exists() and not self.root.is_dir():
+            raise UserError(
+                f"--store {self.root} is a file, not a workspace folder; "
+                "pass a folder (it is created when missing)"
+            )
+        if db_path.exists() and not db_path.is_file():
+            raise WorkspaceError(f"{db_path} is not a file; move it aside or pass another --store")
         if not db_path.is_file():
             if not create:
                 raise UserError(
                     f"no amvicc workspace at {self.root} (no {DATABASE_NAME}); "
                     "pass --store DIR or run `amvicc generate` / `amvicc answer` first"
                 )
-            self.root.mkdir(parents=True, exist_ok=True)
-        super().__init__(db_path)
+            try:
+                self.root.mkdir(parents=True, exist_ok=True)
+            except OSError as err:
+                raise file_error(err, "create the workspace folder", self.root) from None
+            if database and not os.access(self.root, os.W_OK):
+                raise WorkspaceError(
+                    f"cannot create a workspace in {self.root}: the folder is read-only; "
+                    "pass --store with a writable folder"
+                )
+        self.has_database = database
+        if database:
+            self._warn_if_networked()
+        if database:
+            super().__init__(db_path)
+        else:
+            self.db_path = db_path
+            self.read_only = False
+            self._local = threading.local()
+            self._connections = []
+            self._lock = threading.Lock()
+
+    def connection(self) -> sqlite3.Connection:
+        """This thread's database connection.
+
+        Raises:
+            RuntimeError: this store was opened without its database.
+        """
+        if not self.has_database:
+            raise RuntimeError(
+                f"this process may not open {self.db_path}: only the main process of a "
+                "launch writes the database"
+            )
+        return super().connection()
+
+    def _warn_if_networked(self) -> None:
+        resolved = self.root.resolve()
+        if resolved in _WARNED_NETWORK:
+            return
+        kind = network_filesystem(resolved)
+        if kind is None:
+            return
+        _WARNED_NETWORK.add(resolved)
+        log.warning(
+            "workspace %s is on a network file system (%s): SQLite's locking is not reliable "
+            "there. Keep one writer: run on one machine, or under one `accelerate launch` "
+            "(only its main process opens the database), or put --store on a local disk and "
+            "copy the folder back when done; see docs/generate.md",
+            self.root,
+            kind,
+        )
 
     # files
 
@@ -69,16 +172,39 @@ class Store(Queries):
         """The absolute path of a file recorded relative to the workspace."""
         return self.root / relative
 
+    def inside(self, relative: str) -> Path:
+        """The path of a file the store writes, checked to stay inside the workspace.
+
+        Raises:
+            UserError: ``relative`` is absolute or climbs out of the workspace.
+        """
+        root = os.path.realpath(self.root)
+        target = os.path.realpath(os.path.join(root, relative))
+        if Path(relative).is_absolute() or os.path.commonpath([root, target]) != root:
+            raise UserError(
+                f"refusing to write {relative!r}: it is outside the workspace {self.root}"
+            )
+        return self.root / relative
+
     def write_file(self, relative: str, data: bytes) -> Path:
-        """Write a file atomically: a reader sees the whole file or none of it."""
-        target = self.root / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
+        """Write a file atomically: a reader sees the whole file or none of it.
+
+        Raises:
+            UserError: the path leads outside the workspace.
+            WorkspaceError: the file cannot be written (full disk, read-only folder); no
+                partial file is left.
+        """
+        target = self.inside(relative)
         temporary = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         try:
+            target.parent.mkdir(parents=True, exist_ok=True)
             temporary.write_bytes(data)
             os.replace(temporary, target)
+        except OSError as err:
+            raise file_error(err, "write", target) from None
         finally:
-            temporary.unlink(missing_ok=True)
+            with suppress(OSError):
+                temporary.unlink(missing_ok=True)
         return target
 
     def image_file(self, image_id: str, suffix: str = ".png") -> str:
@@ -95,9 +221,12 @@ class Store(Queries):
         for folder in ("images", "inputs", "responses"):
             for temporary in (self.root / folder).rglob(".*.tmp"):
                 parts = temporary.name.split(".")
-                if len(parts) >= 4 and parts[-3].isdigit() and _alive(int(parts[-3])):
+                if len(parts) >= 4 and parts[-3].isdigit() and alive(int(parts[-3])):
                     continue
-                temporary.unlink(missing_ok=True)
+                try:
+                    temporary.unlink(missing_ok=True)
+                except OSError:  # a read-only workspace: nothing to sweep, nothing to write
+                    continue
                 removed += 1
         return removed
 
@@ -106,20 +235,28 @@ class Store(Queries):
     def start_run(self, spec: RunSpec) -> RunRecord:
         """Record a run as started, or resume the stored run with the same id.
 
+        The command and configuration are stored with credentials redacted (URL user info,
+        key/token query parameters, options named like keys, tokens or secrets); the run
+        records this process as its owner.
+
         Raises:
-            UserError: a run with this id exists with a different configuration.
+            UserError: a run with this id exists with a different configuration, or a new
+                run's name is not a plain name (:func:`check_name`).
         """
         key = spec.config_key
-        config = {**spec.outputs, **spec.settings}
+        config = redact_config({**spec.outputs, **spec.settings})
         now = utc_now()
+        owner = this_process()
         with self.transaction() as conn:
+            self._settle_abandoned_runs()
             row = conn.execute("SELECT * FROM runs WHERE run_id = ?", (spec.run_id,)).fetchone()
             if row is None:
+                check_name(spec.run_id)
                 conn.execute(
                     """INSERT INTO runs (run_id, stage, model, smoke, config_key, config_json,
                         label_policy, catalogue_sha256, versions_json, command, status,
-                        started_at, condition, parent_run_id)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?)""",
+                        started_at, condition, parent_run_id, owner)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?)""",
                     (
                         spec.run_id,
                         spec.stage,
@@ -130,10 +267,11 @@ class Store(Queries):
                         spec.label_policy,
                         spec.catalogue_sha256,
                         canonical_json(package_versions()),
-                        spec.command,
+                        redact_command(spec.command),
                         now,
                         spec.condition,
                         spec.parent_run_id,
+                        owner,
                     ),
                 )
             elif row["config_key"] != key or row["stage"] != spec.stage:
@@ -143,10 +281,22 @@ class Store(Queries):
                 )
             else:
                 conn.execute(
-                    "UPDATE runs SET status = 'running', ended_at = NULL WHERE run_id = ?",
-                    (spec.run_id,),
+                    "UPDATE runs SET status = 'running', ended_at = NULL, owner = ? "
+                    "WHERE run_id = ?",
+                    (owner, spec.run_id),
                 )
         return self.run(spec.run_id)
+
+    def _settle_abandoned_runs(self) -> None:
+        """Inside a transaction: record runs whose process died as interrupted."""
+        conn = self.connection()
+        rows = conn.execute("SELECT run_id, owner FROM runs WHERE status = 'running'").fetchall()
+        for run_id, owner in rows:
+            if is_dead(owner):
+                conn.execute(
+                    "UPDATE runs SET status = 'interrupted', ended_at = ? WHERE run_id = ?",
+                    (utc_now(), run_id),
+                )
 
     def finish_run(
         self, run_id: str, status: RunStatus, summary: Mapping[str, Any] | None = None
@@ -158,6 +308,22 @@ class Store(Queries):
                 (status, utc_now(), canonical_json(dict(summary or {})), run_id),
             )
 
+    def try_finish_run(
+        self, run_id: str, status: RunStatus, summary: Mapping[str, Any] | None = None
+    ) -> bool:
+        """:meth:`finish_run` where the workspace may be failing (full disk, read-only).
+
+        A run stopped by the workspace itself cannot always record that it stopped; then it
+        stays ``running`` in the database, and reads as ``interrupted`` once its process has
+        ended (see :meth:`run`). Returns whether the end was recorded.
+        """
+        try:
+            self.finish_run(run_id, status, summary)
+        except WorkspaceError as err:
+            log.debug("could not record the end of run %s: %s", run_id, err)
+            return False
+        return True
+
     def run(self, run_id: str) -> RunRecord:
         """The stored run with this id.
 
@@ -168,15 +334,18 @@ class Store(Queries):
         if row is None:
             known = ", ".join(r.run_id for r in self.runs()) or "none yet"
             raise UserError(f"no run {run_id!r} in {self.root}; known runs: {known}")
-        return record_from_row(RunRecord, row)
+        return _settled(record_from_row(RunRecord, row))
 
     def runs(self, *, stage: Stage | None = None, model: str | None = None) -> list[RunRecord]:
-        """Stored runs, oldest first, optionally of one stage or model."""
+        """Stored runs, oldest first, optionally of one stage or model.
+
+        A run stored as ``running`` whose process has ended reads as ``interrupted``.
+        """
         query = "SELECT * FROM runs WHERE (? IS NULL OR stage = ?) AND (? IS NULL OR model = ?)"
         rows = self.connection().execute(
             query + " ORDER BY started_at, run_id", (stage, stage, model, model)
         )
-        return [record_from_row(RunRecord, r) for r in rows]
+        return [_settled(record_from_row(RunRecord, r)) for r in rows]
 
     # images
 
@@ -362,6 +531,74 @@ class Store(Queries):
                 added += 1
         return added
 
+    # ratings within raters-per-item: holds and verdicts decided in one transaction
+
+    def hold_for_rating(
+        self, scope: str, image_id: str, source: str, *, ttl: float, raters_per_item: int
+    ) -> bool:
+        """Hold an image for a rater if it still has room for them, in one transaction.
+
+        Room: the raters who rated it (``human:`` and ``sheet:`` verdicts) plus the other
+        raters holding it are fewer than ``raters_per_item``. The rater's other holds in
+        ``scope`` end (a rater holds one image at a time).
+
+        Returns:
+            Whether the image is now held for ``source``.
+        """
+        with self.transaction() as conn:
+            raters = self._rater_sources(image_id)
+            if source in raters:
+                return False
+            held = self._live_holders(scope, time.time(), items=[image_id])
+            others = [h for h in held.get(image_id, ()) if h != source and h not in raters]
+            if len(raters) + len(others) >= raters_per_item:
+                return False
+            conn.execute(
+                "DELETE FROM leases WHERE scope = ? AND holder = ? AND item <> ?",
+                (scope, source, image_id),
+            )
+            conn.execute(
+                "INSERT INTO leases (scope, item, holder, expires_at) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (scope, item, holder) DO UPDATE SET expires_at = excluded.expires_at",
+                (scope, image_id, source, time.time() + ttl),
+            )
+        return True
+
+    def add_rating(self, scope: str, verdict: VerdictRecord, *, raters_per_item: int) -> bool:
+        """Record a rater's image verdict if it keeps the image within its raters.
+
+        Kept when the rater rated the image before (a changed verdict), holds it, or it has
+        room besides its raters and the other raters holding it; the rater's hold ends with
+        the verdict. Checked and written in one transaction, so raters of several apps on one
+        workspace never give an image more than ``raters_per_item`` ratings.
+
+        Returns:
+            Whether the verdict was recorded.
+        """
+        image_id = verdict.image_id
+        if image_id is None:
+            raise ValueError("a rating judges an image")
+        with self.transaction() as conn:
+            raters = self._rater_sources(image_id)
+            if verdict.source not in raters:
+                held = self._live_holders(scope, time.time(), items=[image_id])
+                holders = held.get(image_id, [])
+                others = [h for h in holders if h != verdict.source and h not in raters]
+                if verdict.source not in holders and len(raters) + len(others) >= raters_per_item:
+                    return False
+            self.add_verdicts([verdict], skip_unchanged=False)
+            conn.execute(
+                "DELETE FROM leases WHERE scope = ? AND holder = ? AND item = ?",
+                (scope, verdict.source, image_id),
+            )
+        return True
+
+    def _rater_sources(self, image_id: str) -> set[str]:
+        rows = self.connection().execute(
+            "SELECT DISTINCT source FROM verdicts WHERE image_id = ?", (image_id,)
+        )
+        return {r[0] for r in rows if is_rater_source(r[0])}
+
     def add_verdict(self, verdict: VerdictRecord, *, skip_unchanged: bool = True) -> bool:
         """Record one verdict; returns whether a row was added."""
         return self.add_verdicts([verdict], skip_unchanged=skip_unchanged) == 1
@@ -396,11 +633,24 @@ class Store(Queries):
             conn.executemany(statement, [tuple(getattr(r, c) for c in columns) for r in records])
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # alive, owned by someone else
-        return True
-    return True
+def _settled(run: RunRecord) -> RunRecord:
+    """A run as it really stands: ``running`` with a dead owner is ``interrupted``."""
+    if run.status == "running" and is_dead(run.owner):
+        return replace(run, status="interrupted")
+    return run
+
+
+def file_error(err: OSError, doing: str, path: Path) -> UserError:
+    """One line for a file the workspace could not create or write."""
+    reason = err.strerror or str(err)
+    if err.errno in (errno.ENOSPC, errno.EDQUOT):
+        return WorkspaceError(
+            f"cannot {doing} {path}: {reason}; free some space and rerun the same command "
+            "(finished work is kept and resumed)"
+        )
+    if err.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        return WorkspaceError(
+            f"cannot {doing} {path}: {reason}; the workspace must be writable (or pass --store "
+            "with a writable folder)"
+        )
+    return WorkspaceError(f"cannot {doing} {path}: {reason}")

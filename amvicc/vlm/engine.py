@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 from amvicc.api import gather_bounded
 from amvicc.catalogue import Question
-from amvicc.errors import UserError
+from amvicc.errors import UserError, WorkspaceError
 from amvicc.provenance import canonical_json, derive_seed
-from amvicc.store import ResponseRecord, RunRecord, Store, new_id
+from amvicc.store import ClaimFeed, ResponseRecord, RunRecord, Store, new_id
 from amvicc.vlm.base import VLM, ChatTurn, EncodedImage, Reply
 
 if TYPE_CHECKING:
@@ -154,10 +154,41 @@ class AnswerEngine:
         """The item's seed: independent of order, batching and concurrency."""
         return derive_seed(self.sampling.seed, *item.slot)
 
+    def shared_feed(self, items: Sequence[WorkItem]) -> ClaimFeed[WorkItem]:
+        """The items as a to-do list shared with other processes answering the same run.
+
+        Each item is claimed in the store before it is asked about, and checked again to have
+        no reply yet, so two identical ``amvicc answer`` commands split the work.
+        """
+
+        def answered(chosen: Sequence[WorkItem]) -> set[str]:
+            done = self.store.done_response_slots(self.run.config_key)
+            return {item_key(item) for item in chosen if item.slot in done}
+
+        return ClaimFeed(
+            self.store,
+            f"answer:{self.run.config_key}",
+            items,
+            item_key,
+            done=answered,
+            chunk=self.concurrency,
+        )
+
     async def answer(
-        self, items: Sequence[WorkItem], *, progress: tqdm[object] | None = None
+        self,
+        items: Sequence[WorkItem],
+        *,
+        progress: tqdm[object] | None = None,
+        feed: ClaimFeed[WorkItem] | None = None,
     ) -> EngineResult:
-        """Ask about every item; each reply is stored the moment it arrives."""
+        """Ask about every item; each reply is stored the moment it arrives.
+
+        Args:
+            items: what to ask.
+            progress: advanced as each item finishes.
+            feed: take the items from this shared to-do list instead (:meth:`shared_feed`):
+                ``concurrency`` workers each take their next item when they are free.
+        """
         started = time.perf_counter()
         self._errors = Counter()
         self._progress = progress
@@ -165,9 +196,12 @@ class AnswerEngine:
             progress.set_postfix_str("errors 0", refresh=False)
         self._writer = ResponseWriter(self.store)
         try:
-            records = await gather_bounded(
-                items, self._answer_one, limit=self.concurrency, progress=progress
-            )
+            if feed is None:
+                records = await gather_bounded(
+                    items, self._answer_one, limit=self.concurrency, progress=progress
+                )
+            else:
+                records = await self._answer_from(feed, progress)
         finally:
             try:
                 await self.vlm.aclose()
@@ -181,10 +215,28 @@ class AnswerEngine:
         )
 
     def answer_sync(
-        self, items: Sequence[WorkItem], *, progress: tqdm[object] | None = None
+        self,
+        items: Sequence[WorkItem],
+        *,
+        progress: tqdm[object] | None = None,
+        feed: ClaimFeed[WorkItem] | None = None,
     ) -> EngineResult:
         """:meth:`answer` from synchronous code."""
-        return asyncio.run(self.answer(items, progress=progress))
+        return asyncio.run(self.answer(items, progress=progress, feed=feed))
+
+    async def _answer_from(
+        self, feed: ClaimFeed[WorkItem], progress: tqdm[object] | None
+    ) -> list[ResponseRecord]:
+        records: list[ResponseRecord] = []
+
+        async def worker() -> None:
+            while (item := feed.take_one()) is not None:
+                records.append(await self._answer_one(item))
+                if progress is not None:
+                    progress.update(1)
+
+        await asyncio.gather(*(worker() for _ in range(self.concurrency)))
+        return records
 
     async def _answer_one(self, item: WorkItem) -> ResponseRecord:
         seed = self.item_seed(item)
@@ -235,13 +287,19 @@ class AnswerEngine:
 
 
 def answer_with_progress(
-    engine: AnswerEngine, todo: Sequence[WorkItem], *, progress: bool
+    engine: AnswerEngine,
+    todo: Sequence[WorkItem],
+    *,
+    progress: bool,
+    feed: ClaimFeed[WorkItem] | None = None,
 ) -> EngineResult:
     """Run the engine on ``todo`` with a progress bar; an interrupted run is marked so.
 
-    What the answering and the challenge stages do with their work items: a Ctrl-C marks the
-    run ``interrupted`` and a mistake (:class:`~amvicc.errors.UserError`) ``failed`` before
-    the error goes on; the replies stored until then are kept, and rerunning resumes.
+    What the answering and the challenge stages do with their work items: a Ctrl-C, or the
+    workspace itself failing (full disk, read-only), marks the run ``interrupted`` and a
+    mistake (:class:`~amvicc.errors.UserError`) ``failed`` before the error goes on; the
+    replies stored until then are kept, and rerunning resumes. ``feed`` shares the items with
+    other processes answering the same run (claims in the store).
     """
     from typing import cast
 
@@ -258,15 +316,21 @@ def answer_with_progress(
         ),
     )
     try:
-        return engine.answer_sync(todo, progress=bar)
-    except KeyboardInterrupt:
-        engine.store.finish_run(engine.run.run_id, "interrupted")
+        return engine.answer_sync(todo, progress=bar, feed=feed)
+    except (KeyboardInterrupt, WorkspaceError):
+        engine.store.try_finish_run(engine.run.run_id, "interrupted")
         raise
     except UserError:
-        engine.store.finish_run(engine.run.run_id, "failed")
+        engine.store.try_finish_run(engine.run.run_id, "failed")
         raise
     finally:
         bar.close()
+
+
+def item_key(item: WorkItem) -> str:
+    """An item's slot as a claim names it: ``<index>:<image key>:<sample>``."""
+    index, image_key, sample = item.slot
+    return f"{index}:{image_key}:{sample}"
 
 
 def response_file(run_id: str, response_id: str) -> str:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from amvicc.api import ApiSettings, raw_response_type
 from amvicc.errors import UserError
+from amvicc.redaction import redact_url
 from amvicc.vlm.base import (
     VLM,
     ChatTurn,
@@ -155,7 +156,7 @@ class OpenAIChatVLM(VLM):
         return parse_chat_body(raw, latency=latency, request=request)
 
     def _where(self) -> str:
-        return self.api.base_url or "the OpenAI API"
+        return redact_url(self.api.base_url) if self.api.base_url else "the OpenAI API"
 
 
 def chat_message(turn: ChatTurn) -> dict[str, Any]:

@@ -24,7 +24,23 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _launch(workspace: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+# Put on the processes' PYTHONPATH: in every process but the main one (RANK 0), opening any
+# SQLite database fails, and the process leaves a mark that the ban was in force.
+FORBID_DATABASE = """
+import os, sqlite3
+if os.environ.get("RANK", "0") != "0":
+    open(os.path.join(os.environ["AMVICC_TEST_MARKS"], "rank-" + os.environ["RANK"]), "w").close()
+
+    def forbidden(*args, **kwargs):
+        raise RuntimeError("process " + os.environ["RANK"] + " may not open a database")
+
+    sqlite3.connect = forbidden
+"""
+
+
+def _launch(
+    workspace: Path, *extra: str, forbid_database: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     accelerate = Path(sys.executable).with_name("accelerate")
     assert accelerate.is_file(), "accelerate's command is installed beside python"
     # `--multi_gpu` starts the processes through torchrun; on a machine without GPUs amvicc
@@ -56,6 +72,12 @@ def _launch(workspace: Path, *extra: str) -> subprocess.CompletedProcess[str]:
         *extra,
     ]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    if forbid_database is not None:
+        hooks = forbid_database / "hooks"
+        hooks.mkdir()
+        (hooks / "sitecustomize.py").write_text(FORBID_DATABASE)
+        env["PYTHONPATH"] = os.pathsep.join([str(hooks), str(REPO), env.get("PYTHONPATH", "")])
+        env["AMVICC_TEST_MARKS"] = str(forbid_database)
     return subprocess.run(
         command, capture_output=True, text=True, env=env, cwd=REPO, timeout=400, check=False
     )
@@ -71,9 +93,8 @@ def _pixels(store: Store) -> dict[tuple[int, str], np.ndarray]:
 
 
 @pytest.mark.slow
-def test_two_processes_resume_and_share_the_work_without_making_an_image_twice(
-    tmp_path: Path,
-) -> None:
+def test_two_processes_one_database_writer_resume_and_share_the_work(tmp_path: Path) -> None:
+    """Only the main process opens the database; the other sends it its rows (issue 15)."""
     questions = load_catalogue().select(indices=range(1, 4))  # 6 prompts
     workspace = tmp_path / "shared"
     with Store(workspace) as store:  # an earlier, interrupted single-process run made 2
@@ -83,8 +104,9 @@ def test_two_processes_resume_and_share_the_work_without_making_an_image_twice(
             catalogue=questions,
         )
 
-    launched = _launch(workspace)
+    launched = _launch(workspace, forbid_database=tmp_path)
     assert launched.returncode == 0, launched.stderr[-3000:]
+    assert (tmp_path / "rank-1").is_file()  # the second process ran with the ban in force
     # Only the main process prints the summary, with every process's counts.
     summaries = [line for line in launched.stdout.splitlines() if "made " in line]
     assert len(summaries) == 1 and "made 4, skipped 2, failed 0" in summaries[0], launched.stdout

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
@@ -14,6 +15,7 @@ from amvicc.catalogue import Catalogue
 from amvicc.errors import UserError
 from amvicc.score.app import ScoringApp, keyboard_script
 from amvicc.score.desk import ScoringDesk
+from amvicc.score.guard import LoginThrottle
 from amvicc.score.items import image_file
 from amvicc.score.server import ScoringServer, serve
 from amvicc.score.views import SHORTCUTS, escape
@@ -271,3 +273,54 @@ def test_eight_clients_at_once_lose_nothing(
     assert len(rows) == 24
     assert Counter(v.source for v in rows) == {human_source(r): 3 for r in raters}
     assert len({(v.image_id, v.source) for v in rows}) == 24
+
+
+# --- the login guards the image route; no uploads; slow password guessing (issue 15) ----------
+
+
+def test_the_image_route_is_behind_the_login(login_server: ScoringServer, workspace: Any) -> None:
+    alice = Client(login_server.url, auth=("alice", "pw-a"), verbose=False)
+    link = IMAGE_LINK.search(alice.predict(api_name="/open_rate")[0])
+    assert link is not None
+    url = login_server.url + link.group(1)
+    assert httpx.get(url).status_code == 401  # a valid signature, no session
+    with httpx.Client() as browser:
+        signed_in = browser.post(
+            f"{login_server.url}login", data={"username": "bob", "password": "pw-b"}
+        )
+        assert signed_in.status_code == 200
+        served = browser.get(url)
+        assert served.status_code == 200 and served.headers["content-type"] == "image/png"
+
+
+@pytest.mark.parametrize("route", ["gradio_api/upload", "upload", "gradio_api/upload/"])
+def test_uploads_are_refused(server: ScoringServer, route: str) -> None:
+    response = httpx.post(f"{server.url}{route}", files={"files": ("x.txt", b"x" * 2048)})
+    assert response.status_code == 403
+
+
+def test_failed_logins_are_slowed_down(workspace: Any, catalogue: Catalogue, build: Any) -> None:
+    throttle = LoginThrottle(free=2, base_delay=0.4)
+    running = serve(
+        ScoringDesk(workspace.store, catalogue),
+        port=build.free_port(),
+        auth=[("alice", "pw-a")],
+        quiet=True,
+        throttle=throttle,
+    )
+    try:
+        times = []
+        for _ in range(4):
+            started = time.perf_counter()
+            wrong = httpx.post(
+                f"{running.url}login", data={"username": "alice", "password": "guess"}
+            )
+            times.append(time.perf_counter() - started)
+            assert wrong.status_code == 400
+        assert times[0] < 0.4 and times[1] < 0.4  # a typo or two costs nothing
+        assert times[2] >= 0.4 and times[3] >= 0.8  # then each guess waits longer
+        right = httpx.post(f"{running.url}login", data={"username": "alice", "password": "pw-a"})
+        assert right.status_code == 200
+        assert throttle.delay("127.0.0.1") == 0.0  # a success clears the count
+    finally:
+        running.close()

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ from amvicc.agreement import resolve
 from amvicc.catalogue import Catalogue, load_catalogue
 from amvicc.errors import UserError
 from amvicc.rubrics import load_rubrics
-from amvicc.score.desk import ScoringDesk, clean_comment, normalise_rater
+from amvicc.score.desk import ImageTaken, ScoringDesk, clean_comment, normalise_rater
 from amvicc.score.queue import Progress
 from amvicc.store import (
     ImageRecord,
@@ -296,3 +297,66 @@ def test_eight_raters_at_once_lose_and_duplicate_nothing(
         assert Counter(source for _, source in pairs) == {human_source(r): 250 for r in raters}
         for rater in raters:
             assert desk.image_view("rate", rater, None).progress == Progress(250, 250)
+
+
+# --- reservations: raters at once never over-fill an image (issue 15, part 3) -----------------
+
+
+def test_eight_raters_on_two_apps_never_exceed_two_raters_per_image(
+    tmp_path: Path, catalogue: Catalogue, build: Any
+) -> None:
+    store = Store(tmp_path / "ws")
+    build.generation_run(store, catalogue, count=40)
+    # two apps on one workspace (two servers), four raters on each
+    desks = [ScoringDesk(store, catalogue, raters_per_item=2) for _ in range(2)]
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(8)
+
+    def rater(number: int) -> None:
+        try:
+            desk = desks[number % 2]
+            name = f"rater{number}"
+            barrier.wait(timeout=30)
+            current = desk.resume("rate", name)
+            while current is not None:
+                current = desk.decide("rate", name, current, "correct")
+        except BaseException as err:  # reported below
+            errors.append(err)
+
+    threads = [threading.Thread(target=rater, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert errors == []
+    per_image = Counter(v.image_id for v in store.verdicts(current=False) if v.image_id)
+    assert len(per_image) == 40
+    assert max(per_image.values()) == 2 and min(per_image.values()) == 2, per_image.most_common(3)
+    store.close()
+
+
+def test_an_image_held_for_one_rater_is_offered_to_no_other(
+    workspace: Any, catalogue: Catalogue
+) -> None:
+    desk = ScoringDesk(workspace.store, catalogue, raters_per_item=1)
+    image = desk.resume("rate", "alice")
+    assert image is not None
+    others = {desk.resume("rate", name) for name in ("bob", "carol", "dave")}
+    assert image not in others  # held for alice: it counts as her rating
+    # a page showing it to bob anyway (stale, or walked to with Next): his verdict is refused
+    with pytest.raises(ImageTaken, match="got its 1 raters") as taken:
+        desk.decide("rate", "bob", image, "incorrect")
+    assert taken.value.following != image
+    assert desk.decide("rate", "alice", image, "correct") != image
+    assert [v.source for v in workspace.store.verdicts(image_id=image)] == [human_source("alice")]
+    # a rater may always change their own verdict
+    desk.decide("rate", "alice", image, "incorrect")
+
+
+def test_reservations_expire(workspace: Any, catalogue: Catalogue) -> None:
+    desk = ScoringDesk(workspace.store, catalogue, raters_per_item=1, reservation_s=0.3)
+    held = {desk.resume("rate", name) for name in ("a", "b", "c", "d", "e", "f")}
+    assert None not in held and len(held) == 6  # six raters hold the six images
+    assert desk.resume("rate", "g") is None
+    time.sleep(0.4)
+    assert desk.resume("rate", "g") is not None  # nobody rated them: the holds ran out

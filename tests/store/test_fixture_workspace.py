@@ -157,3 +157,18 @@ def test_new_verdicts_supersede_old_ones(tmp_path: Path) -> None:
         latest = {v.source: v.value for v in store.verdicts(image_id=image_id(1))}
         assert latest[human_source("bob")] == "incorrect"
         assert store.newest_verdict_id() == 16
+
+
+def test_the_migration_to_version_2_adds_owners_and_leases(old: Store) -> None:
+    assert old.schema_version == SCHEMA_VERSION >= 2
+    # runs recorded before version 2 have no owner, and read as they were stored
+    assert [r.owner for r in old.runs()] == [None, None]
+    assert [r.status for r in old.runs()] == ["finished", "finished"]
+    # leases work on the migrated workspace
+    assert old.claim("generate:x", ["1", "2", "3"], "holder-a", ttl=60, limit=2) == ["1", "2"]
+    assert old.claim("generate:x", ["1", "2", "3"], "holder-b", ttl=60) == ["3"]
+    assert old.held_leases("generate:x") == {
+        "1": ["holder-a"],
+        "2": ["holder-a"],
+        "3": ["holder-b"],
+    }

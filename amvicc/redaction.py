@@ -1,0 +1,189 @@
+"""Credentials never reach the workspace, the logs or a report: they are redacted.
+
+A key can reach amvicc inside a URL (``http://user:KEY@host/v1``, ``...?api_key=KEY``) or as an
+option (``--option api_key=KEY``). Whatever stores, logs or shows a command or a configuration
+passes it through :func:`redact_command` or :func:`redact_config` first: URL user info and the
+values of parameters named like keys, tokens or secrets (:func:`is_secret_name`) become
+``[redacted]``. Requests themselves use the real values.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
+
+REDACTED = "[redacted]"
+# Name parts that say a value is a credential: api_key, x-api-key, access_token, apiKey,
+# client_secret, password. Plurals are not (max_tokens is a length, not a token).
+_SECRET_PARTS = frozenset(
+    {
+        "key",
+        "apikey",
+        "token",
+        "secret",
+        "password",
+        "passwd",
+        "pwd",
+        "credential",
+        "credentials",
+        "auth",
+        "authorization",
+        "signature",
+        "sig",
+        "bearer",
+        "cookie",
+        "session",
+    }
+)
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"]+")
+
+
+# "<word>_key" names that identify something rather than unlock it (amvicc's config_key).
+_ID_KEYS = frozenset(
+    {
+        "config",
+        "judge",
+        "image",
+        "cache",
+        "sort",
+        "prompt",
+        "primary",
+        "foreign",
+        "group",
+        "row",
+        "dict",
+        "map",
+        "lookup",
+        "hash",
+        "partition",
+        "storage",
+        "slot",
+        "item",
+        "entry",
+    }
+)
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether an option or parameter name says its value is a credential.
+
+    ``api_key``, ``apiKey``, ``x-api-key``, ``access_token``, ``client_secret`` and
+    ``password`` are; ``max_tokens``, ``keyframes`` and ``config_key`` are not.
+    """
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
+    parts = [p for p in re.split(r"[^A-Za-z0-9]+", spaced.lower()) if p]
+    for position, part in enumerate(parts):
+        if part not in _SECRET_PARTS:
+            continue
+        if part == "key" and position > 0 and parts[position - 1] in _ID_KEYS:
+            continue
+        return True
+    return False
+
+
+def redact_url(url: str) -> str:
+    """A URL without credentials: user info and key/token query values become ``[redacted]``.
+
+    ``http://user:pw@host/v1?api_key=x&n=1`` -> ``http://[redacted]@host/v1?api_key=[redacted]&n=1``.
+    Text that is not a URL is returned unchanged.
+    """
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    if not parts.scheme or not parts.netloc:
+        return url
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = f"{REDACTED}@{netloc.rpartition('@')[2]}"
+    query = parts.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        if any(is_secret_name(name) for name, _ in pairs):
+            query = "&".join(
+                f"{quote(name, safe='')}="
+                + (REDACTED if is_secret_name(name) else quote(value, safe=""))
+                for name, value in pairs
+            )
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def redact_text(text: str) -> str:
+    """Every URL inside a text redacted (:func:`redact_url`); the rest unchanged."""
+    return _URL.sub(lambda match: redact_url(match.group(0)), text)
+
+
+def redact_config(value: Any) -> Any:
+    """A configuration with credentials replaced by ``[redacted]``, recursively.
+
+    Mapping entries whose key names a credential (:func:`is_secret_name`) are redacted
+    whatever their value (except ``None`` and names of environment variables, ``*_env``);
+    URLs in strings lose their user info and key/token query values.
+    """
+    if isinstance(value, Mapping):
+        return {
+            key: (
+                REDACTED
+                if isinstance(key, str)
+                and is_secret_name(key)
+                and not key.lower().endswith("_env")
+                and item is not None
+                else redact_config(item)
+            )
+            for key, item in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [redact_config(item) for item in value]
+    if isinstance(value, str):
+        return redact_text(value)
+    return value
+
+
+def redact_command(command: str | None) -> str | None:
+    """A command line with its credentials redacted, as it may be stored or shown.
+
+    URLs lose their user info and key/token query values; the value of ``--option
+    api_key=...`` style pairs, and of ``--api-key VALUE`` / ``--token=VALUE`` flags, becomes
+    ``[redacted]``. The names of environment variables (``--api-key-env MY_KEY``) stay.
+    """
+    if command is None:
+        return None
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return redact_text(command)
+    out: list[str] = []
+    hide_next = False
+    for word in words:
+        if hide_next:
+            out.append(REDACTED)
+            hide_next = False
+            continue
+        if word.startswith("-") and not word.startswith("---"):
+            flag, equals, value = word.partition("=")
+            secret_flag = is_secret_name(flag) and not flag.lower().endswith("-env")
+            if secret_flag and equals:
+                out.append(f"{flag}={REDACTED}")
+                continue
+            if secret_flag:
+                out.append(word)
+                hide_next = True
+                continue
+            if equals:
+                out.append(f"{flag}={redact_word(value)}")
+                continue
+            out.append(word)
+            continue
+        out.append(redact_word(word))
+    return shlex.join(out)
+
+
+def redact_word(word: str) -> str:
+    """One command-line word: a ``KEY=VALUE`` with a secret key, or a URL, redacted."""
+    name, equals, _ = word.partition("=")
+    if equals and "://" not in name and is_secret_name(name) and not name.lower().endswith("_env"):
+        return f"{name}={REDACTED}"
+    return redact_text(word)

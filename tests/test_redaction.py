@@ -1,0 +1,86 @@
+"""Credentials in URLs and options never reach the store, the logs or a report (part 2)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from amvicc.cli import main
+from amvicc.redaction import is_secret_name, redact_command, redact_config, redact_url
+from amvicc.store import Store
+from amvicc.testing.fake_openai import FakeOpenAIServer
+
+# Keys that do not look like OpenAI's: redaction goes by where a value is, not its shape.
+KEY = "hunter2-Zq8W1x"
+TOKEN = "tok_live_4f2a9c"
+
+
+@pytest.mark.parametrize(
+    ("name", "secret"),
+    [
+        ("api_key", True), ("apiKey", True), ("x-api-key", True), ("access_token", True),
+        ("client_secret", True), ("password", True), ("key", True), ("Authorization", True),
+        ("max_tokens", False), ("keyframes", False), ("config_key", False),
+        ("api_key_env", True), ("quality", False),
+    ],
+)  # fmt: skip
+def test_secret_names(name: str, secret: bool) -> None:
+    assert is_secret_name(name) is secret
+
+
+def test_urls_lose_user_info_and_key_parameters() -> None:
+    assert redact_url(f"http://bob:{KEY}@gpu:8000/v1") == "http://[redacted]@gpu:8000/v1"
+    assert redact_url(f"https://h/v1?api_key={TOKEN}&model=x") == (
+        "https://h/v1?api_key=[redacted]&model=x"
+    )
+    assert redact_url("http://127.0.0.1:8000/v1") == "http://127.0.0.1:8000/v1"
+
+
+def test_commands_and_configurations() -> None:
+    command = (
+        f"amvicc generate --model flux --base-url http://u:{KEY}@h/v1 --option api_key={TOKEN} "
+        f"--option max_tokens=5 --api-key-env MY_KEY --token={TOKEN} --password {KEY}"
+    )
+    redacted = redact_command(command) or ""
+    assert KEY not in redacted and TOKEN not in redacted
+    assert "MY_KEY" in redacted and "max_tokens=5" in redacted
+    config = redact_config(
+        {"endpoint": f"http://u:{KEY}@h/v1", "options": {"api_key": TOKEN, "n": 1}, "a": [KEY]}
+    )
+    assert KEY not in json.dumps(config["endpoint"]) and TOKEN not in json.dumps(config)
+    assert config["options"]["n"] == 1 and config["a"] == [KEY]  # no name, no URL: kept
+
+
+def test_keys_in_base_url_and_options_reach_no_store_log_or_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    with FakeOpenAIServer() as server:
+        port = server.url.split(":")[-1].split("/")[0]
+        url = f"http://alice:{KEY}@127.0.0.1:{port}/v1"
+        workspace = tmp_path / "ws"
+        status = main(
+            [
+                "generate", "--model", "flux", "--base-url", url, "--index", "1",
+                "--option", f"api_key={TOKEN}", "--option", f"secret={KEY}",
+                "--store", str(workspace), "-v",
+            ]
+        )  # fmt: skip
+        assert status == 0
+        sent = [r.body for r in server.requests if r.path == "/v1/images/generations"]
+        assert sent and sent[0]["api_key"] == TOKEN  # the request itself uses the real value
+    for fmt in ("html", "md", "json"):
+        assert main(["report", "--store", str(workspace), "--format", fmt, "-o",
+                     str(tmp_path / f"r.{fmt}"), "-q", "--bootstrap", "0"]) == 0  # fmt: skip
+    seen = [capsys.readouterr(), caplog.text]
+    places = [
+        *(p.read_bytes() for p in workspace.rglob("*") if p.is_file()),
+        *(p.read_bytes() for p in tmp_path.glob("r.*")),
+        json.dumps([s.out + s.err if hasattr(s, "out") else s for s in seen]).encode(),
+    ]
+    for data in places:
+        assert KEY.encode() not in data and TOKEN.encode() not in data
+    with Store(workspace) as store:
+        (run,) = store.runs()
+        assert "[redacted]" in (run.command or "") and "[redacted]" in run.config_json
