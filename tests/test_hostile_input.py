@@ -440,6 +440,7 @@ def test_index_ranges_are_sets_that_never_expand() -> None:
     # take the machine's memory, not fail.
     probe = """
 from amvicc.catalogue import load_catalogue, parse_index_ranges
+from amvicc.errors import UserError
 huge = parse_index_ranges("3,1-99999999999999999999")
 assert 10**19 in huge and 0 not in huge and huge.highest == 99999999999999999999
 assert parse_index_ranges("1-3,99, 279-280") == {1, 2, 3, 99, 279, 280}

@@ -119,11 +119,11 @@ def _environment(**values: str) -> Iterator[None]:
     try:
         yield
     finally:
-        for name, value in saved.items():
-            if value is None:
+        for name, before in saved.items():
+            if before is None:
                 os.environ.pop(name, None)
             else:
-                os.environ[name] = value
+                os.environ[name] = before
 
 
 def _is_loopback(host: str) -> bool:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from amvicc.api import gather_bounded
 from amvicc.catalogue import Question
-from amvicc.errors import UserError
+from amvicc.errors import WorkspaceError
 from amvicc.provenance import canonical_json, derive_seed
 from amvicc.store import ClaimFeed, ResponseRecord, RunRecord, Store, new_id
 from amvicc.vlm.base import VLM, EncodedImage, Reply
@@ -358,6 +358,6 @@ class ResponseWriter:
         error = self._error
         if error is None:
             return
-        if isinstance(error, OSError | sqlite3.Error):
-            raise UserError(f"cannot store replies in {self.store.root}: {error}") from error
+        if isinstance(error, OSError | sqlite3.Error | WorkspaceError):
+            raise WorkspaceError(f"cannot store replies in {self.store.root}: {error}") from error
         raise error
