@@ -411,6 +411,6 @@ class ResponseWriter:
         error = self._error
         if error is None:
             return
-        if isinstance(error, OSError | sqlite3.Error):
-            raise UserError(f"cannot store replies in {self.store.root}: {error}") from error
+        if isinstance(error, OSError | sqlite3.Error | WorkspaceError):
+            raise WorkspaceError(f"cannot store replies in {self.store.root}: {error}") from error
         raise error
