@@ -111,15 +111,15 @@ def test_amvicc_procedure_audit_and_agreement_end_to_end(
     assert "procedure:amvicc:judge-llm: asked 40" in capsys.readouterr().out
     asked = [r.body for r in server.requests if r.body["messages"][0]["role"] == "system"]
     assert len(asked) == 40
-    first = asked[0]
-    assert first["messages"][0]["content"] == SYSTEM and first["temperature"] == 0.2
-    user = first["messages"][1]["content"][-1]["text"]
+    # Requests go concurrently, in no fixed order: find question 1's among them.
+    assert all(r["messages"][0]["content"] == SYSTEM and r["temperature"] == 0.2 for r in asked)
+    users = {r["messages"][1]["content"][-1]["text"] for r in asked}
     question = catalogue.question(1)
-    assert user == (
+    assert (
         f"Given the following question '{question.text} {question.options_text}', the correct "
         "answer is '(a)'. Does the following answer correctly answer the question? "
         "Answer: '(a)'"
-    )
+    ) in users
     source = procedure_source("amvicc", "judge-llm")
     assert len(store.verdicts(source=source)) == 40
     # Grading again asks nothing: every reply was judged under these settings.

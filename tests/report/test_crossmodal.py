@@ -271,7 +271,11 @@ def test_new_numbers_are_in_the_csv_json_markdown_and_html(filled: Workspace) ->
     )
     assert document["analyses"]["shared_blind_spots"][0]["pair"] == 139
     markdown = render_report(report, "md")
-    assert "## Item-level concordance: VLMs pooled (2 models) × IGMs pooled (2 models)" in markdown
+    # Markdown punctuation from the data is escaped: renders as "(2 models)"
+    assert (
+        r"## Item-level concordance: VLMs pooled \(2 models\) × IGMs pooled \(2 models\)"
+        in markdown
+    )
     assert "## Explicit − implicit gain" in markdown and "## Constant-answer baselines" in markdown
     html = render_report(report, "html")
     for section in (
