@@ -143,9 +143,7 @@ class DiffusersBackend:
                 if self.spec.random:
                     # Built where it runs: a full-size model never passes through the CPU.
                     where = torch.device("cpu") if self.options.offload else device
-                    pipe = build_random_pipeline(
-                        Path(self.spec.random), dtype=kwargs["dtype"], device=where
-                    )
+                    pipe = build_random_pipeline(Path(self.spec.random), dtype=wanted, device=where)
                 else:
                     pipe = cls.from_pretrained(source, **kwargs)
             except torch.OutOfMemoryError:

@@ -155,7 +155,8 @@ def to_csv(
 
 def _formatted(column: pd.Series, pattern: str) -> list[str]:
     """Numbers as text with ``pattern``; missing (None, NaN) as an empty cell."""
-    values = pd.to_numeric(column, errors="coerce").to_numpy(dtype="float64")
+    # na_value: nullable counts (pd.NA) become NaN on every pandas the floor allows.
+    values = pd.to_numeric(column, errors="coerce").to_numpy(dtype="float64", na_value=np.nan)
     text = pattern.format
     return ["" if value != value else text(value) for value in values.tolist()]
 
