@@ -2,7 +2,8 @@
 """The quickstart's two commands, each setting up what it needs in ./.venv first.
 
     python3 dev.py demo    # the main job, offline, on embedded defaults
-    python3 dev.py test    # ruff, mypy, lint-imports and the test suite (what CI runs)
+    python3 dev.py test    # ruff, mypy, lint-imports, the test suite, then the fast tests at
+                           # the lowest allowed versions (what CI runs)
     python3 dev.py lowest  # the fast tests on the lowest versions pyproject.toml allows (CI too)
 
 Only Python 3.11+ and pip are needed. Set AMVICC_TORCH to install another torch build
@@ -85,6 +86,8 @@ def test() -> None:
     _run(BIN / "mypy", "amvicc")
     _run(BIN / "lint-imports")
     _run(PYTHON, "-m", "pytest", *sys.argv[2:])
+    # A floor in pyproject.toml is a tested promise: the fast tests again at the lowest versions.
+    lowest()
 
 
 def lowest() -> None:
