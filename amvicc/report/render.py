@@ -36,6 +36,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 
 from amvicc.catalogue import CATEGORY_BY_CODE
 from amvicc.catalogue.csvtext import excel_safe as excel_safe_cell
+from amvicc.report.analyses import ROW_COLUMNS
 from amvicc.report.analysis_view import (
     NO_SPREAD,
     analysis_figures,
@@ -91,18 +92,6 @@ def render_report(report: Report, fmt: ReportFormat) -> str:
 # --- CSV and JSON ----------------------------------------------------------------------------
 
 
-def _decimal(value: object) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return ""
-    return f"{float(value):.6f}"  # type: ignore[arg-type]
-
-
-def _count(value: object) -> str:
-    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
-        return ""
-    return str(int(value))  # type: ignore[call-overload]
-
-
 def to_csv(
     metrics: pd.DataFrame,
     *,
@@ -126,9 +115,9 @@ def to_csv(
     )
     if "condition" not in plain.columns:
         plain["condition"] = ""
-    parts = [plain[list(ROW_ORDER)]]
+    parts = [plain[ROW_COLUMNS]]
     if extra is not None and not extra.empty:
-        parts.append(extra[list(ROW_ORDER)])
+        parts.append(extra[ROW_COLUMNS])
     rows = pd.concat(parts, ignore_index=True)
     cells = {
         "model": [
@@ -159,22 +148,6 @@ def _formatted(column: pd.Series, pattern: str) -> list[str]:
     values = pd.to_numeric(column, errors="coerce").to_numpy(dtype="float64", na_value=np.nan)
     text = pattern.format
     return ["" if value != value else text(value) for value in values.tolist()]
-
-
-ROW_ORDER = (
-    "model",
-    "modality",
-    "category",
-    "metric",
-    "value",
-    "correct",
-    "total",
-    "ci_low",
-    "ci_high",
-    "condition",
-    "p_value",
-    "p_adjusted",
-)
 
 
 def _records(frame: pd.DataFrame, drop: tuple[str, ...] = ("entry",)) -> list[dict[str, Any]]:
