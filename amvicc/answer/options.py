@@ -33,6 +33,9 @@ class AnswerOptions:
         limit: ask about the first ``limit`` images only.
         perturbation: degrade every image before it is sent (``grain``, ``blur``, ``jpeg``,
             ``downscale``); the run is its own run with this condition, next to the clean one.
+        ladder: ask GRIP's question ladder instead of the questions: this ``ladder.jsonl``
+            (``amvicc scenes build`` writes one) gives each scene image's five rungs; the run
+            is a ``ladder`` run of its own, graded by the typed comparator. Needs ``images``.
         api: how to reach an OpenAI-compatible server.
         local: how to run a local model.
         run_name: the run's id (default: derived from the model and its configuration).
@@ -51,6 +54,7 @@ class AnswerOptions:
     sampling: SamplingParams = field(default_factory=SamplingParams)
     limit: int | None = None
     perturbation: Perturbation | None = None
+    ladder: Path | None = None
     api: ApiSettings = field(default_factory=ApiSettings)
     local: LocalSettings = field(default_factory=LocalSettings)
     run_name: str | None = None
@@ -73,6 +77,7 @@ class AnswerSummary:
         error_kinds: the commonest failure messages with their counts.
         condition: the perturbation the images were given (``grain=0.1``); empty for none.
         elsewhere: items another process answering the same run answered, or held, meanwhile.
+        ladder: the run asked the question ladder's rungs (each item is one rung of one image).
     """
 
     run_id: str
@@ -85,6 +90,7 @@ class AnswerSummary:
     error_kinds: Counter[str] = field(default_factory=Counter)
     condition: str = ""
     elsewhere: int = 0
+    ladder: bool = False
 
     @property
     def failed(self) -> int:
@@ -98,8 +104,9 @@ class AnswerSummary:
             rate = f", {self.answered_now / self.seconds:.1f}/s"
         condition = f" [{self.condition}]" if self.condition else ""
         shared = f", {self.elsewhere} by another process" if self.elsewhere else ""
+        what = " ladder rungs" if self.ladder else ""
         return [
-            f"answered {self.answered}/{self.items}{condition} ({self.asked_now} asked now"
+            f"answered {self.answered}/{self.items}{what}{condition} ({self.asked_now} asked now"
             f"{rate}{shared}); run {self.run_id} in {self.store_root}"
         ]
 

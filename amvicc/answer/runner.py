@@ -15,6 +15,7 @@ from typing import Any
 from amvicc.answer.options import AnswerOptions, AnswerSummary
 from amvicc.catalogue import Catalogue, format_index_ranges
 from amvicc.errors import UserError
+from amvicc.ladder import LadderQuestion, ladder_sha256, load_ladder, rung_key
 from amvicc.resources import default_catalogue_path
 from amvicc.store import RunSpec, Store
 from amvicc.vlm.base import SMOKE_WARNING, VLM
@@ -28,7 +29,7 @@ from amvicc.vlm.images import (
     with_input_path,
 )
 from amvicc.vlm.perturb import Perturbation
-from amvicc.vlm.prompting import ANSWER_TEMPLATE, PromptTemplate, load_template
+from amvicc.vlm.prompting import ANSWER_TEMPLATE, LADDER_TEMPLATE, PromptTemplate, load_template
 from amvicc.vlm.providers import open_vlm
 
 log = logging.getLogger(__name__)
@@ -54,7 +55,9 @@ def run_answer(
         UserError: bad input (unknown model, missing images, no usable image); replies stored
             before it are kept and the run is marked failed or interrupted.
     """
-    template = load_template(options.template, default=ANSWER_TEMPLATE)
+    ladder = _ladder(options, catalogue)
+    default_template = LADDER_TEMPLATE if ladder is not None else ANSWER_TEMPLATE
+    template = load_template(options.template, default=default_template)
     image_set = _images(options, store, catalogue)
     images = image_set.images[: options.limit] if options.limit else image_set.images
     extras: dict[str, dict[str, Any]] = {}
@@ -63,13 +66,13 @@ def run_answer(
     vlm = vlm or open_vlm(options.model, api=options.api, local=options.local)
     if vlm.smoke:
         log.warning("%s %s", vlm.name, SMOKE_WARNING)
-    run = store.start_run(_spec(options, vlm, catalogue, template))
+    run = store.start_run(_spec(options, vlm, catalogue, template, ladder))
     store.sweep_temporary()
 
     items = [
         WorkItem(
             question=catalogue.question(image.index),
-            image_key=image.image_key,
+            image_key=image_key,
             image=image.image,
             prompt=prompt,
             sample=sample,
@@ -78,10 +81,11 @@ def run_answer(
             extra={
                 **({"prompt_kind": image.prompt_kind} if image.prompt_kind else {}),
                 **extras.get(image.image.sha256, {}),
+                **extra,
             },
         )
         for image in map(with_input_path, images)
-        for prompt in [template.render(question=catalogue.question(image.index))]
+        for image_key, prompt, extra in _prompts(image, catalogue, template, ladder)
         for sample in range(options.repeats)
     ]
     engine = AnswerEngine(store, run, vlm, options.sampling, retries=options.api.max_retries)
@@ -126,7 +130,57 @@ def run_answer(
         seconds=result.seconds,
         error_kinds=result.error_kinds,
         condition=run.condition,
+        ladder=ladder is not None,
     )
+
+
+Ladder = dict[int, tuple[LadderQuestion, ...]]
+
+
+def _ladder(options: AnswerOptions, catalogue: Catalogue) -> Ladder | None:
+    """The rungs to ask (None: the catalogue's questions), checked against the selection.
+
+    Raises:
+        UserError: the ladder is asked of other images than a scene folder's, or it lacks
+            the rungs of a selected image.
+    """
+    if options.ladder is None:
+        return None
+    if options.images is None:
+        raise UserError(
+            "the question ladder is asked about scene images (--images DIR of `amvicc scenes "
+            "build`); its answers are derived from the scenes, not from generated images"
+        )
+    ladder = load_ladder(options.ladder)
+    lacking = [q.index for q in catalogue if q.index not in ladder]
+    if lacking:
+        raise UserError(
+            f"{options.ladder} has no rungs for image(s) {format_index_ranges(lacking)}; use "
+            "the ladder written beside the catalogue by `amvicc scenes build`"
+        )
+    return ladder
+
+
+def _prompts(
+    image: SourceImage, catalogue: Catalogue, template: PromptTemplate, ladder: Ladder | None
+) -> list[tuple[str, str, dict[str, Any]]]:
+    """What to ask about one image: (image key, prompt, what the reply records) per question.
+
+    A plain run asks the image's question once. A ladder run asks each rung, keyed
+    ``rung:<level>``, and records the rung with the reply, so grading and the report read
+    the expected answer from the store alone.
+    """
+    question = catalogue.question(image.index)
+    if ladder is None:
+        return [(image.image_key, template.render(question=question), {})]
+    return [
+        (
+            rung_key(rung.level),
+            template.render(question=question, rung=rung),
+            {"rung": rung.manifest()},
+        )
+        for rung in ladder[image.index]
+    ]
 
 
 def _perturbed(
@@ -171,7 +225,11 @@ def _images(options: AnswerOptions, store: Store, catalogue: Catalogue) -> Image
 
 
 def _spec(
-    options: AnswerOptions, vlm: VLM, catalogue: Catalogue, template: PromptTemplate
+    options: AnswerOptions,
+    vlm: VLM,
+    catalogue: Catalogue,
+    template: PromptTemplate,
+    ladder: Ladder | None = None,
 ) -> RunSpec:
     """The run: what defines its replies (outputs) and what else is worth recording.
 
@@ -204,8 +262,12 @@ def _spec(
         "index": format_index_ranges(q.index for q in catalogue),
         "limit": options.limit,
     }
+    if ladder is not None and options.ladder is not None:
+        # The rungs asked are part of the replies' identity: another ladder is another run.
+        outputs["ladder_sha256"] = ladder_sha256(ladder)
+        settings["ladder"] = str(options.ladder.resolve())
     spec = RunSpec(
-        stage="answer",
+        stage="ladder" if ladder is not None else "answer",
         model=options.model,
         outputs=outputs,
         settings=settings,

@@ -31,6 +31,9 @@ if TYPE_CHECKING:
     from amvicc.answer.options import AnswerOptions
     from amvicc.vlm.perturb import Perturbation
 
+# ``--ladder`` without a file: the ladder ``amvicc scenes build`` wrote beside the catalogue.
+LADDER_BESIDE_CATALOGUE = Path("<beside the catalogue>")
+
 
 def _configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
@@ -109,6 +112,17 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         help="base seed; each question's seed derives from it (default: 0)",
     )
 
+    sampling.add_argument(
+        "--ladder",
+        nargs="?",
+        const=LADDER_BESIDE_CATALOGUE,
+        type=Path,
+        metavar="FILE",
+        help="ask GRIP's question ladder about procedural scenes instead of the questions: "
+        "five typed rungs per image, from FILE (default: ladder.jsonl beside --catalogue, as "
+        "`amvicc scenes build` writes it); needs --images",
+    )
+
     perturb = parser.add_argument_group("perturbation (GRIP's grain robustness)")
     perturb.add_argument(
         "--perturb",
@@ -150,6 +164,8 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         "amvicc answer --model hf:llava-hf/llava-1.5-7b-hf --images ~/data/MMVP --batch-size 16",
         "amvicc answer --model tiny-llava --images ~/data/MMVP --index 1-20  # offline smoke test",
         "amvicc answer --model openai:gpt-4o --images ~/data/MMVP --perturb grain:0.05,0.1,0.2",
+        "amvicc answer --model openai:gpt-4o --catalogue scenes/catalogue.csv "
+        "--images scenes/images --ladder",
     ),
     configure=_configure,
 )
@@ -168,6 +184,10 @@ def run(args: argparse.Namespace) -> int:
 
     catalogue = catalogue_from_args(args)
     options = answer_options(args)
+    if options.ladder == LADDER_BESIDE_CATALOGUE:
+        from amvicc.ladder import LADDER_FILE
+
+        options = replace(options, ladder=Path(catalogue.source).parent / LADDER_FILE)
     perturbations = [
         replace(p, seed=args.perturb_seed) for levels in args.perturb or () for p in levels
     ]
@@ -227,6 +247,7 @@ def answer_options(args: argparse.Namespace) -> AnswerOptions:
         repeats=args.repeats,
         sampling=SamplingParams(args.temperature, args.max_tokens, args.seed),
         limit=args.limit,
+        ladder=args.ladder,
         api=api_settings(args),
         local=local_settings(args),
         run_name=args.run,

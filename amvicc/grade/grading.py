@@ -31,6 +31,7 @@ from amvicc.api import gather_bounded
 from amvicc.catalogue import Catalogue, Option, Question
 from amvicc.errors import UserError
 from amvicc.extract import EXTRACTOR_VERSION, extract_choice
+from amvicc.ladder import COMPARATOR_VERSION
 from amvicc.provenance import canonical_json, derive_seed
 from amvicc.store import (
     EXTRACTOR_SOURCE,
@@ -87,19 +88,35 @@ class RunGrades:
     reread_changed: int = 0
     audit_drawn: Counter[str] = field(default_factory=Counter)
     judge_source: str | None = None
+    ladder: bool = False
+    procedure_skipped: str | None = None
 
     def lines(self) -> list[str]:
         """A short human-readable account, one fact a line."""
         smoke = " (smoke-test model: the numbers mean nothing)" if self.smoke else ""
         ex = self.extractor
         lines = [
-            f"graded run {self.run_id}{smoke}: {self.responses} responses"
+            f"graded {'ladder ' if self.ladder else ''}run {self.run_id}{smoke}: "
+            f"{self.responses} responses"
             + (f", {self.failed} failed requests not graded" if self.failed else ""),
-            f"  extractor   (a) {ex['a']}  (b) {ex['b']}  undecided {ex['undecided']}",
+            f"  comparator  correct {ex['correct']}  incorrect {ex['incorrect']}  "
+            f"undecided {ex['undecided']}"
+            if self.ladder
+            else f"  extractor   (a) {ex['a']}  (b) {ex['b']}  undecided {ex['undecided']}",
         ]
-        if self.reread:
+        if self.procedure_skipped and self.ladder:
             lines.append(
-                f"  extractor v{EXTRACTOR_VERSION} re-read {self.reread} replies an older version "
+                f"  procedure {self.procedure_skipped} grades MMVP answers only: not asked "
+                "about ladder replies"
+            )
+        if self.reread:
+            reader = (
+                f"comparator v{COMPARATOR_VERSION}"
+                if self.ladder
+                else f"extractor v{EXTRACTOR_VERSION}"
+            )
+            lines.append(
+                f"  {reader} re-read {self.reread} replies an older version "
                 f"graded: {self.reread_changed} changed (new rows; the old ones stay as history)"
             )
         if self.judge_asked or self.judge_reused or self.judge_errors:
@@ -107,6 +124,11 @@ class RunGrades:
             no = jv["not_a"] + jv["not_b"]
             lines.append(
                 f"  llm judge   {self.judge_source}: asked {self.judge_asked} (reused "
+                f"{self.judge_reused}): correct {jv['correct']}  incorrect {jv['incorrect']}  "
+                f"no answer {jv['no_answer']}  unparseable {jv['undecided']}  "
+                f"errors {self.judge_errors}"
+                if self.ladder
+                else f"  llm judge   {self.judge_source}: asked {self.judge_asked} (reused "
                 f"{self.judge_reused}): (a) {jv['a']}  (b) {jv['b']}  no answer {jv['no_answer']}  "
                 + (f"not the shown answer {no}  " if no else "")
                 + f"unparseable {jv['undecided']}  errors {self.judge_errors}"

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from amvicc.errors import UserError
 from amvicc.grade.grading import grade_run, run_catalogue
+from amvicc.grade.ladder import grade_ladder_run
 from amvicc.grade.llm_judge import LLMJudge, open_llm_judge
 from amvicc.grade.options import GradeOptions, GradeSummary
 from amvicc.store import Store
 
-#: The runs whose replies are graded: first turns (``answer``) and second turns (``challenge``).
-GRADED_STAGES = ("answer", "challenge")
+#: The runs whose replies are graded: first turns (``answer``), second turns (``challenge``)
+#: and the question ladder's rungs (``ladder``).
+GRADED_STAGES = ("answer", "challenge", "ladder")
 
 
 def run_grade(
@@ -37,6 +39,18 @@ def run_grade(
         judge = open_llm_judge(options.judge)
     graded = []
     for record in runs:
+        if record.stage == "ladder":
+            # Each reply carries its rung and answer: the catalogue is not needed.
+            graded.append(
+                grade_ladder_run(
+                    store,
+                    record.run_id,
+                    judge=judge,
+                    progress=options.progress,
+                    audit_sample=options.audit,
+                )
+            )
+            continue
         catalogue = run_catalogue(record, options.catalogue)
         graded.append(
             grade_run(

@@ -11,7 +11,7 @@ objects drawn), never from annotation:
 5. counterfactual: how many objects would remain if every shape of one kind were removed
    (integer).
 
-Replies are graded by :func:`compare`, a typed deterministic comparator: numbers are parsed
+Replies are graded by :func:`amvicc.ladder.compare`, a typed deterministic comparator: numbers are parsed
 (digits or words), yes/no, words and options go through the answering stage's extractor, so
 a reply it cannot read stays undecided for a later judge or a person, as with MMVP questions.
 """
@@ -19,16 +19,12 @@ a reply it cannot read stays undecided for a later judge or a person, as with MM
 from __future__ import annotations
 
 import random
-import re
 from dataclasses import dataclass
-from typing import Any, Literal
 
-from amvicc.extract import extract_from_options
+from amvicc.ladder import LadderQuestion
 from amvicc.scenes.families import COLORS
 from amvicc.scenes.render import SHAPES, SceneObject
 
-AnswerType = Literal["option", "integer", "yes/no", "word"]
-LADDER_LEVELS = (1, 2, 3, 4, 5)
 # The family's subject, drawn as several objects but one thing to count.
 SUBJECTS = {
     "arrow": "arrow",
@@ -71,37 +67,6 @@ class Item:
     def ink(self) -> float:
         """About how many pixels a plain shape covers (its box times its fill share)."""
         return self.area * FILL.get(self.kind, 1.0)
-
-
-@dataclass(frozen=True)
-class LadderQuestion:
-    """One rung: the question, the type of its answer, the answer, and the choices offered.
-
-    Attributes:
-        level: 1 (observe) to 5 (counterfactual).
-        question: as asked.
-        type: ``option``, ``integer``, ``yes/no`` or ``word``.
-        answer: ``(a)``/``(b)``, a whole number as text, ``yes``/``no``, or the word.
-        choices: the two choices for option, yes/no and word questions.
-    """
-
-    level: int
-    question: str
-    type: AnswerType
-    answer: str
-    choices: tuple[str, str] | None = None
-
-    def manifest(self) -> dict[str, Any]:
-        """The rung as ``ladder.jsonl`` writes it."""
-        entry: dict[str, Any] = {
-            "level": self.level,
-            "question": self.question,
-            "type": self.type,
-            "answer": self.answer,
-        }
-        if self.choices is not None:
-            entry["choices"] = list(self.choices)
-        return entry
 
 
 def scene_items(family: str, objects: tuple[SceneObject, ...]) -> list[Item]:
@@ -231,38 +196,3 @@ def _left_of(items: list[Item]) -> LadderQuestion:
         "integer",
         str(left),
     )
-
-
-_NUMBER_LIST = "zero one two three four five six seven eight nine ten eleven twelve thirteen"
-_NUMBER_LIST += " fourteen fifteen sixteen seventeen eighteen nineteen twenty"
-_NUMBER_WORDS = {word: value for value, word in enumerate(_NUMBER_LIST.split(" "))}
-_NUMBER = re.compile(r"\b(\d+|" + "|".join(_NUMBER_WORDS) + r")\b", re.IGNORECASE)
-
-
-def read_integer(reply: str | None) -> int | None:
-    """The whole number a reply gives, or None when it gives none or several different ones."""
-    if not reply:
-        return None
-    found = {int(m) if m.isdigit() else _NUMBER_WORDS[m.lower()] for m in _NUMBER.findall(reply)}
-    return found.pop() if len(found) == 1 else None
-
-
-def compare(rung: LadderQuestion, reply: str | None) -> bool | None:
-    """Whether a reply answers the rung correctly; None when it cannot be read (undecided).
-
-    Integers are parsed from digits or words (one distinct number only); options, yes/no and
-    words are read by the answering stage's extractor over the rung's two choices.
-    """
-    if rung.type == "integer":
-        value = read_integer(reply)
-        return None if value is None else value == int(rung.answer)
-    choices = rung.choices
-    if choices is None:
-        raise ValueError(f"a {rung.type} rung needs its two choices")
-    extraction = extract_from_options(reply, choices)
-    if extraction.choice is None:
-        return None
-    if rung.type == "option":
-        return f"({extraction.choice})" == rung.answer
-    chosen = choices[0] if extraction.choice == "a" else choices[1]
-    return chosen.lower() == rung.answer.lower()

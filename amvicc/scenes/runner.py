@@ -21,8 +21,9 @@ from typing import Any
 from amvicc.catalogue import CATEGORIES, Category, check_catalogue, parse_categories
 from amvicc.catalogue.readers import CATALOGUE_COLUMNS
 from amvicc.errors import UserError
+from amvicc.ladder import LADDER_FILE, LadderQuestion
 from amvicc.scenes.families import FAMILIES, LEVELS, Layout, PairSpec, distractors
-from amvicc.scenes.ladder import LadderQuestion, build_ladder
+from amvicc.scenes.ladder import build_ladder
 from amvicc.scenes.options import LEVELS as LEVEL_NUMBERS
 from amvicc.scenes.options import MAX_SIZE, MIN_SIZE, ScenesOptions, ScenesSummary
 from amvicc.scenes.png import encode_png
@@ -30,7 +31,6 @@ from amvicc.scenes.render import SceneObject, render
 
 CATALOGUE_FILE = "catalogue.csv"
 MANIFEST_FILE = "scenes.jsonl"
-LADDER_FILE = "ladder.jsonl"
 IMAGES_FOLDER = "images"
 _OURS = {CATALOGUE_FILE, MANIFEST_FILE, LADDER_FILE, IMAGES_FOLDER}
 _IMAGE_NAME = re.compile(r"^\d+\.png$")

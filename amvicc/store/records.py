@@ -203,7 +203,8 @@ class VerdictRecord:
 
     Exactly one of ``image_id`` and ``response_id`` is set. Image values: ``correct``,
     ``incorrect``, ``cant_tell``, ``undecided``; response values: the option chosen (``a``,
-    ``b``), ``undecided`` or ``no_answer``.
+    ``b``), ``undecided`` or ``no_answer``, a yes/no judge's ``not_a`` / ``not_b``, and for a
+    ladder rung's reply ``correct`` or ``incorrect``.
     """
 
     source: str

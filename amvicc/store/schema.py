@@ -14,21 +14,36 @@ from typing import Literal, get_args
 DEFAULT_STORE = Path("amvicc-runs")
 DATABASE_NAME = "amvicc.sqlite"
 
-Stage = Literal["generate", "answer", "challenge", "grade", "judge", "score", "import"]
+Stage = Literal["generate", "answer", "challenge", "ladder", "grade", "judge", "score", "import"]
 RunStatus = Literal["running", "finished", "failed", "interrupted"]
 ImageStatus = Literal["ok", "failed", "refused", "external"]
 ResponseStatus = Literal["ok", "error"]
 ImageVerdictValue = Literal["correct", "incorrect", "cant_tell", "undecided"]
 # ``not_a`` / ``not_b``: a yes/no judge said the reply is not (a) / (b), the answer it was shown
 # as correct; which option the reply chose, it did not say (see amvicc.grade.llm_judge).
-AnswerVerdictValue = Literal["a", "b", "undecided", "no_answer", "not_a", "not_b"]
+# ``correct`` / ``incorrect``: a reply to a ladder rung (amvicc.ladder), whose answer is derived
+# from the scene, so whether it is right is known when it is graded (the read answer is in the
+# verdict's detail).
+AnswerVerdictValue = Literal[
+    "a", "b", "undecided", "no_answer", "not_a", "not_b", "correct", "incorrect"
+]
 AuditStratum = Literal["extractor", "llm-judge"]
 
 IMAGE_VERDICTS: tuple[str, ...] = get_args(ImageVerdictValue)
 ANSWER_VERDICTS: tuple[str, ...] = get_args(AnswerVerdictValue)
 AUDIT_STRATA: tuple[str, ...] = get_args(AuditStratum)
 #: Answer verdicts that decide a response (``undecided`` does not).
-DECIDING_ANSWERS: tuple[str, ...] = ("a", "b", "no_answer", "not_a", "not_b")
+DECIDING_ANSWERS: tuple[str, ...] = (
+    "a",
+    "b",
+    "no_answer",
+    "not_a",
+    "not_b",
+    "correct",
+    "incorrect",
+)
+#: The verdict values of a reply to a ladder rung.
+LADDER_VERDICTS: tuple[str, ...] = ("correct", "incorrect", "undecided", "no_answer")
 
 _VERDICTS_TABLE = """CREATE TABLE verdicts (
             verdict_id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -172,6 +187,19 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             PRIMARY KEY (scope, item, holder)
         )""",
         "CREATE INDEX leases_holder ON leases(scope, holder)",
+    ),
+    # 5: GRIP's question ladder. A ladder run (stage ``ladder``) stores each rung's reply as a
+    # response whose image key names the rung (``rung:3``); its verdicts say ``correct`` or
+    # ``incorrect`` outright, since the answer is derived from the scene.
+    (
+        "DROP VIEW current_verdicts",
+        "ALTER TABLE verdicts RENAME TO verdicts_v4",
+        _VERDICTS_TABLE
+        % "'a', 'b', 'undecided', 'no_answer', 'not_a', 'not_b', 'correct', 'incorrect'",
+        "INSERT INTO verdicts SELECT * FROM verdicts_v4",
+        "DROP TABLE verdicts_v4",
+        *_VERDICT_INDEXES,
+        _CURRENT_VERDICTS,
     ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -57,7 +57,13 @@ from amvicc.store.records import (
     record_from_row,
     utc_now,
 )
-from amvicc.store.schema import DATABASE_NAME, DEFAULT_STORE, RunStatus, Stage
+from amvicc.store.schema import (
+    DATABASE_NAME,
+    DECIDING_ANSWERS,
+    DEFAULT_STORE,
+    RunStatus,
+    Stage,
+)
 from amvicc.store.sources import is_rater_source
 
 log = logging.getLogger(__name__)
@@ -449,15 +455,18 @@ class Store(Queries, Leases):
         """Graded responses that no verdict has decided yet: the human audit queue.
 
         A response is decided once any source (extractor, LLM judge, a person) gave it
-        ``a``, ``b``, ``no_answer`` or a yes/no judge's ``not_a`` / ``not_b``; one never graded at all is not in the queue.
+        ``a``, ``b``, ``no_answer``, a yes/no judge's ``not_a`` / ``not_b``, or (a ladder rung)
+        ``correct`` / ``incorrect``; one never graded at all is not in the queue.
         """
+        deciding = ", ".join("?" * len(DECIDING_ANSWERS))
         rows = self.connection().execute(
-            """SELECT r.* FROM current_responses r
+            f"""SELECT r.* FROM current_responses r
             WHERE r.status = 'ok'
               AND EXISTS (SELECT 1 FROM verdicts v WHERE v.response_id = r.response_id)
               AND NOT EXISTS (SELECT 1 FROM current_verdicts v WHERE v.response_id = r.response_id
-                              AND v.value IN ('a', 'b', 'no_answer', 'not_a', 'not_b'))
-            ORDER BY r.question_index, r.image_key, r.sample"""
+                              AND v.value IN ({deciding}))
+            ORDER BY r.question_index, r.image_key, r.sample""",
+            DECIDING_ANSWERS,
         )
         return [record_from_row(ResponseRecord, r) for r in rows]
 

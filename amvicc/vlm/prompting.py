@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     import jinja2
 
 ANSWER_TEMPLATE = "answer.jinja"
+#: A rung of GRIP's question ladder (amvicc.ladder), asked about a scene image.
+LADDER_TEMPLATE = "answer_ladder.jinja"
 
 
 @dataclass(frozen=True)

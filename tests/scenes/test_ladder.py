@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from amvicc.catalogue import check_catalogue
+from amvicc.ladder import LadderQuestion, compare, read_integer
 from amvicc.scenes import ScenesOptions, run_scenes
 from amvicc.scenes.families import COLORS
-from amvicc.scenes.ladder import LadderQuestion, build_ladder, compare, read_integer
+from amvicc.scenes.ladder import build_ladder
 from amvicc.scenes.render import SHAPES, disc, rectangle
 
 
