@@ -177,7 +177,7 @@ def _prompts(
         (
             rung_key(rung.level),
             template.render(question=question, rung=rung),
-            {"rung": rung.manifest()},
+            {"rung": rung.manifest(), "category": question.category.code},
         )
         for rung in ladder[image.index]
     ]

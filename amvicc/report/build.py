@@ -25,6 +25,7 @@ from amvicc.report.gallery import GalleryItem, failing_examples
 from amvicc.report.grading import audit_error_table, grading_agreement_table, procedure_table
 from amvicc.report.interaction import Interaction, interaction_table
 from amvicc.report.items import Items, collect_items
+from amvicc.report.ladder import LadderTables, ladder_tables
 from amvicc.report.methods import Methods, describe_methods
 from amvicc.report.metrics import (
     failure_modes,
@@ -64,6 +65,8 @@ class Report:
             their counts (:mod:`~amvicc.report.interaction`).
         robustness: each perturbed run beside its clean run on the same items
             (:mod:`~amvicc.report.robustness`).
+        ladder: GRIP's question ladder: accuracy per level, where chains break, baselines
+            (:mod:`~amvicc.report.ladder`).
         analyses: the item-level sections (concordance, comparisons, gains, ablations,
             baselines, usage, sheet notes).
         blind_spots: the first shared blind spots with the images and replies behind them.
@@ -91,6 +94,7 @@ class Report:
     interaction: Interaction
     robustness: pd.DataFrame
     analyses: Analyses
+    ladder: LadderTables = field(default_factory=LadderTables)
     blind_spots: tuple[BlindSpot, ...] = ()
     timings: dict[str, float] = field(default_factory=dict)
     version: str = __version__
@@ -166,6 +170,7 @@ def build_report(
         bar.set_postfix_str(steps[2])
         interaction = interaction_table(store, items, options)
         robustness = robustness_table(items, options)
+        ladder = ladder_tables(store, options)
         lap("interaction")
         bar.update()
         bar.set_postfix_str(steps[3])
@@ -217,6 +222,7 @@ def build_report(
         interaction=interaction,
         robustness=robustness,
         analyses=analyses,
+        ladder=ladder,
         blind_spots=tuple(spots),
         timings={**timings, **{f"analyses.{k}": v for k, v in analyses.timings.items()}},
     )

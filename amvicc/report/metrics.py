@@ -270,7 +270,8 @@ def failure_modes(metrics: pd.DataFrame, options: ReportOptions) -> pd.DataFrame
         The failing metric rows with a ``threshold`` column.
     """
     rows = metrics[(metrics["category"] != ALL) & (metrics["total"] > 0)].copy()
-    rows["threshold"] = rows["metric"].map(lambda m: threshold(m, options))
+    # float even when no row is left (every item missing under --missing exclude)
+    rows["threshold"] = rows["metric"].map(lambda m: threshold(m, options)).astype(float)
     failing = rows[rows["value"] < rows["threshold"]]
     return failing.reset_index(drop=True)
 

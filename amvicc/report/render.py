@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
+from amvicc import __version__
 from amvicc.catalogue import CATEGORY_BY_CODE
 from amvicc.catalogue.csvtext import excel_safe as excel_safe_cell
 from amvicc.report.analyses import ROW_COLUMNS
@@ -45,6 +46,7 @@ from amvicc.report.analysis_view import (
 )
 from amvicc.report.build import Report
 from amvicc.report.interaction import ARM_ORDER, INTERACTION_METRICS, INTERACTION_NAMES
+from amvicc.report.ladder import LadderTables, ladder_records, ladder_rows, ladder_view
 from amvicc.report.metrics import (
     ALL,
     IGM_METRICS,
@@ -53,7 +55,8 @@ from amvicc.report.metrics import (
     plain,
     threshold,
 )
-from amvicc.report.options import CHANCE_INDIVIDUAL, CHANCE_PAIR, ReportFormat
+from amvicc.report.options import CHANCE_INDIVIDUAL, CHANCE_PAIR, ReportFormat, ReportOptions
+from amvicc.store import utc_now
 
 CSV_COLUMNS = ("model", "modality", "category", "metric", "value", "correct", "total")
 INTERVAL_COLUMNS = ("ci_low", "ci_high")
@@ -79,7 +82,7 @@ def render_report(report: Report, fmt: ReportFormat) -> str:
         return to_csv(
             report.metrics,
             intervals=report.options.bootstrap > 0,
-            extra=analysis_rows(report.analyses),
+            extra=pd.concat([analysis_rows(report.analyses), ladder_rows(report.ladder)]),
             excel_safe=report.options.excel_safe,
         )
     if fmt == "json":
@@ -87,6 +90,44 @@ def render_report(report: Report, fmt: ReportFormat) -> str:
     if fmt == "md":
         return str(_template("report.md.jinja").render(view=_view(report, html=False)))
     return str(_template("report.html.jinja").render(view=_view(report, html=True)))
+
+
+def render_ladder_only(
+    ladder: LadderTables, options: ReportOptions, fmt: ReportFormat, *, store_root: str
+) -> str:
+    """The report of a workspace whose only runs are ladder runs: the ladder's section alone.
+
+    The benchmark's tables need answer or generation runs; the ladder carries its own
+    answers, so it is reported without them.
+    """
+    if fmt == "csv":
+        empty = pd.DataFrame(columns=["label", *ROW_COLUMNS[1:]])
+        return to_csv(
+            empty,
+            intervals=options.bootstrap > 0,
+            extra=ladder_rows(ladder),
+            excel_safe=options.excel_safe,
+        )
+    if fmt == "json":
+        document = {
+            "amvicc_version": __version__,
+            "generated_at": utc_now(),
+            "store": store_root,
+            "ladder": ladder_records(ladder),
+        }
+        return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    view = {
+        "options": options,
+        "version": __version__,
+        "generated_at": utc_now(),
+        "store_root": store_root,
+        "ci_title": f"{round(100 * options.confidence)}% CI (all)",
+        "ladder": ladder_view(ladder, options, SMOKE_MARK),
+        "smoke_models": [e.label for e in ladder.entries if e.smoke],
+        "smoke_warning": SMOKE_WARNING,
+        "smoke_mark": SMOKE_MARK,
+    }
+    return str(_template(f"ladder_only.{fmt}.jinja").render(view=view))
 
 
 # --- CSV and JSON ----------------------------------------------------------------------------
@@ -211,6 +252,7 @@ def to_json(report: Report) -> str:
         "metrics": _records(report.metrics),
         "interaction": _records(report.interaction.counts),
         "robustness": _records(report.robustness, drop=("entry", "clean_entry")),
+        "ladder": ladder_records(report.ladder),
         "failure_modes": _records(report.failures),
         "shared_failure_modes": _records(report.shared),
         "missing": _records(report.missing),
@@ -412,6 +454,7 @@ def _view(report: Report, *, html: bool) -> dict[str, Any]:
         "interaction": _interaction_tables(report),
         "ci_title": f"{round(100 * report.options.confidence)}% CI (all)",
         "robustness": _robustness_tables(report),
+        "ladder": ladder_view(report.ladder, report.options, SMOKE_MARK),
         "failures": [
             {
                 **row,

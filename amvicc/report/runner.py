@@ -5,14 +5,18 @@ from __future__ import annotations
 import logging
 import time
 
+import pandas as pd
+
 from amvicc.errors import UserError
 from amvicc.report.analyses import analysis_rows, compute_analyses
 from amvicc.report.build import build_report, plain_only, with_interaction
+from amvicc.report.entries import IGM_STAGES, VLM_STAGES
 from amvicc.report.interaction import interaction_table
 from amvicc.report.items import collect_items
+from amvicc.report.ladder import ladder_rows, ladder_tables
 from amvicc.report.metrics import metric_table
 from amvicc.report.options import ReportOptions, ReportSummary
-from amvicc.report.render import render_report, to_csv
+from amvicc.report.render import render_ladder_only, render_report, to_csv
 from amvicc.report.stats import single_threaded_blas
 from amvicc.store import Store
 
@@ -49,6 +53,12 @@ def run_report(options: ReportOptions, *, store: Store) -> ReportSummary:
 def _compute(options: ReportOptions, store: Store) -> tuple[str, dict[str, float]]:
     """The report's text and the seconds each step took."""
     started = time.perf_counter()
+    if not store.runs_frame(stages=(*IGM_STAGES, *VLM_STAGES)).shape[0] and store.runs(
+        stage="ladder"
+    ):
+        ladder = ladder_tables(store, options)
+        text = render_ladder_only(ladder, options, options.format, store_root=str(store.root))
+        return text, {"ladder": time.perf_counter() - started}
     if options.format == "csv":
         items = collect_items(store, options)
         read = time.perf_counter()
@@ -57,6 +67,7 @@ def _compute(options: ReportOptions, store: Store) -> tuple[str, dict[str, float
         )
         counted = time.perf_counter()
         analyses = compute_analyses(store, plain_only(items), options)
+        ladder_csv = ladder_rows(ladder_tables(store, options))
         timings = {
             "items": read - started,
             "metrics": counted - read,
@@ -66,7 +77,7 @@ def _compute(options: ReportOptions, store: Store) -> tuple[str, dict[str, float
         text = to_csv(
             metrics,
             intervals=options.bootstrap > 0,
-            extra=analysis_rows(analyses),
+            extra=pd.concat([analysis_rows(analyses), ladder_csv], ignore_index=True),
             excel_safe=options.excel_safe,
         )
         return text, timings
