@@ -3,7 +3,8 @@
 Every scene image carries five questions whose answers follow from the scene's state (the
 objects drawn), never from annotation:
 
-1. observe or count: how many shapes of one kind (integer);
+1. observe or count: how many shapes of the commonest kind, or of every kind when each is
+   drawn once (integer);
 2. basic relation or class: the pair's own question (option);
 3. precise comparison: is one plain shape clearly larger than another (yes/no), or, without
    two such shapes, which half of the image an object is in (word);
@@ -124,10 +125,16 @@ def build_ladder(
         counts[item.kind] = counts.get(item.kind, 0) + 1
     # The most numerous kind (ties: alphabetical), so counting means something.
     kind = sorted(counts, key=lambda k: (-counts[k], k))[0]
-    rungs = [
+    # Counting a kind drawn once is a near-constant "1": then count every object instead.
+    count = (
         LadderQuestion(
             1, f"How many {_plural(kind)} are in the image?", "integer", str(counts[kind])
-        ),
+        )
+        if counts[kind] > 1
+        else LadderQuestion(1, "How many objects are in the image?", "integer", str(len(items)))
+    )
+    rungs = [
+        count,
         LadderQuestion(2, question, "option", f"({answer})", options),
         _comparison(items, size, rng),
         _left_of(items),

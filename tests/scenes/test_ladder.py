@@ -78,7 +78,7 @@ def test_a_lone_subject_is_asked_which_half_it_is_in() -> None:
         seed=1,
     )
     assert [(r.question, r.answer) for r in rungs if r.level != 2] == [
-        ("How many houses are in the image?", "1"),
+        ("How many objects are in the image?", "1"),  # every kind drawn once: count them all
         ("Is the house in the left half or the right half of the image?", "right"),
         ("How many other objects lie entirely to the left of the house?", "0"),
         ("If every house were removed from the image, how many objects would remain?", "0"),
