@@ -21,11 +21,14 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from amvicc.errors import UserError
 from amvicc.extract import extract_from_options
 from amvicc.provenance import canonical_json
+
+if TYPE_CHECKING:
+    from amvicc.store import ResponseRecord
 
 AnswerType = Literal["option", "integer", "yes/no", "word"]
 ANSWER_TYPES: tuple[str, ...] = get_args(AnswerType)
@@ -149,6 +152,29 @@ def load_ladder(path: Path) -> dict[int, tuple[LadderQuestion, ...]]:
 def rung_key(level: int) -> str:
     """The image key a reply to this rung is stored under (one slot per rung of an image)."""
     return f"{RUNG_PREFIX}{level}"
+
+
+def response_rung(response: ResponseRecord) -> LadderQuestion:
+    """The rung a ladder reply answers, as the answering stage recorded it with the reply.
+
+    Grading, the scoring app's audit and the report read the rung from the store alone (the
+    ``rung`` of the reply's request record), so none of them needs the ``ladder.jsonl`` the
+    run was asked from, nor the scene catalogue.
+
+    Raises:
+        ValueError: the request record holds no rung (not a ladder reply) or a malformed one.
+    """
+    try:
+        request = json.loads(response.request_json)
+    except ValueError:
+        raise ValueError(f"reply {response.response_id}: its request record is not JSON") from None
+    entry = request.get("rung") if isinstance(request, dict) else None
+    if not isinstance(entry, dict):
+        raise ValueError(f"reply {response.response_id} records no ladder rung")
+    try:
+        return LadderQuestion.from_manifest(entry)
+    except ValueError as err:
+        raise ValueError(f"reply {response.response_id}: its rung is malformed ({err})") from None
 
 
 def ladder_sha256(ladder: Mapping[int, tuple[LadderQuestion, ...]]) -> str:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from amvicc.api import gather_bounded
 from amvicc.grade.grading import RunGrades, draw_audit_sample, final_verdict
-from amvicc.ladder import COMPARATOR_VERSION, LadderQuestion, read_reply
+from amvicc.ladder import COMPARATOR_VERSION, LadderQuestion, read_reply, response_rung
 from amvicc.provenance import canonical_json, config_key
 from amvicc.store import (
     EXTRACTOR_SOURCE,
@@ -44,11 +44,6 @@ if TYPE_CHECKING:
 
 LADDER_JUDGE_TEMPLATE = "grade_judge_ladder.jinja"
 _WORD = re.compile(r"^[\W_]*(correct|incorrect|none)[\W_]*$", re.IGNORECASE)
-
-
-def response_rung(response: ResponseRecord) -> LadderQuestion:
-    """The rung a ladder reply answers, as the answering stage recorded it."""
-    return LadderQuestion.from_manifest(json.loads(response.request_json)["rung"])
 
 
 def parse_verdict(reply: str) -> str | None:

@@ -189,7 +189,7 @@ def build_report(
         judge_metrics = judge_metric_table(_images_only(items), options)
         procedures = procedure_table(plain_items, options)
         grading_agreement = grading_agreement_table(plain_items)
-        audit_errors = audit_error_table(store, items, options.confidence)
+        audit_errors = audit_error_table(store, items, options.confidence, options.models)
         lap("judges")
         bar.update()
         bar.set_postfix_str(steps[6])

@@ -10,12 +10,15 @@ Three tables, all about VLM answers scored on MMVP's own image:
   disagreeing items. They are compared on correctness under the report's label policy, the only
   scale a yes/no grader and an option reader share.
 - :func:`audit_error_table`: each automatic stage's error rate in the human audit sample
-  (``amvicc grade`` draws it; people audit it in ``amvicc score``), with Wilson intervals.
+  (``amvicc grade`` draws it; people audit it in ``amvicc score``), with Wilson intervals, for
+  the report's answers and for the same models' ladder runs (``amvicc answer --ladder``).
 """
 
 from __future__ import annotations
 
+import fnmatch
 import itertools
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -32,7 +35,7 @@ from amvicc.report.items import (
 )
 from amvicc.report.metrics import ALL_MODELS, metric_table
 from amvicc.report.options import ReportOptions
-from amvicc.store import Store
+from amvicc.store import AuditSampleRecord, Store
 
 THREE_STAGE = "three-stage grading"
 HUMAN_AUDIT = "human audit"
@@ -200,12 +203,27 @@ def grading_agreement_table(items: Items) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-def audit_error_table(store: Store, items: Items, confidence: float = 0.95) -> pd.DataFrame:
+def audit_error_table(
+    store: Store,
+    items: Items,
+    confidence: float = 0.95,
+    models: Sequence[str] | None = None,
+) -> pd.DataFrame:
     """Each automatic stage's audited error rate, per model, with its Wilson interval.
 
     Over the audit sample of the report's answers: ``sampled`` decisions drawn, ``audited``
     the ones people have decided since, ``errors`` those where the people chose another
-    option than the stage (for a yes/no judge's ``not_x``: the people chose x).
+    option than the stage (for a yes/no judge's ``not_x``: the people chose x). Ladder runs
+    (which are not items of the report) get rows of their own, labelled ``<model> · ladder``:
+    there the stage and the people say ``correct``, ``incorrect`` or ``no_answer``, and an
+    error is any difference.
+
+    Args:
+        store: the workspace.
+        items: the report's items.
+        confidence: the intervals' coverage.
+        models: the report's ``--models`` patterns; only ladder runs of matching models are
+            counted (None: every ladder run).
 
     Returns:
         Columns ``label, stage, sampled, audited, errors, rate, ci_low, ci_high``.
@@ -217,9 +235,19 @@ def audit_error_table(store: Store, items: Items, confidence: float = 0.95) -> p
     subjects = vlm.set_index("subject_id")["label"]
     run_ids = [r for e in items.entries if e.modality == "vlm" for r in e.run_ids]
     sample = [s for s in store.audit_samples(run_ids) if s.response_id in subjects.index]
+    labels: dict[str, str] = {s.response_id: str(subjects[s.response_id]) for s in sample}
+    verdicts = items.response_verdicts
+    ladder_sample, ladder_labels = _ladder_sample(store, models)
+    if ladder_sample:
+        sample += ladder_sample
+        labels.update(ladder_labels)
+        ladder_verdicts = store.latest_verdict_values(
+            "response", [s.response_id for s in ladder_sample]
+        )
+        ladder_verdicts["role"] = roles(ladder_verdicts)
+        verdicts = pd.concat([verdicts, ladder_verdicts], ignore_index=True)
     if not sample:
         return pd.DataFrame(columns=columns)
-    verdicts = items.response_verdicts
     decided = verdicts[verdicts["value"].isin(DECIDED_ANSWERS)]
     role = roles(decided)
     human = resolve_votes(
@@ -232,7 +260,7 @@ def audit_error_table(store: Store, items: Items, confidence: float = 0.95) -> p
     automatic = answer_values(verdicts[~roles(verdicts).isin(["rater", "adjudication"])])
     rows: dict[tuple[str, str], list[int]] = {}
     for record in sample:
-        key = (str(subjects[record.response_id]), record.stratum)
+        key = (labels[record.response_id], record.stratum)
         counts = rows.setdefault(key, [0, 0, 0])
         counts[0] += 1
         person = human.get(record.response_id)
@@ -262,3 +290,36 @@ def audit_error_table(store: Store, items: Items, confidence: float = 0.95) -> p
             }
         )
     return pd.DataFrame(out, columns=columns)
+
+
+LADDER_LABEL = "{model} · ladder"
+
+
+def _ladder_sample(
+    store: Store, models: Sequence[str] | None
+) -> tuple[list[AuditSampleRecord], dict[str, str]]:
+    """The audit sample of the ladder runs of the selected models, and each response's label.
+
+    A model with several ladder configurations (another ladder, other settings) gets one
+    label per configuration, told apart by its first run's id, as the report's models are.
+    """
+    runs = store.runs_frame(stages=("ladder",))
+    if runs.empty:
+        return [], {}
+    if models:
+        chosen = runs["model"].map(
+            lambda m: any(fnmatch.fnmatchcase(str(m), pattern) for pattern in models)
+        )
+        runs = runs[chosen]
+    run_labels: dict[str, str] = {}
+    for model, group in runs.groupby("model", sort=False):
+        configs = group.groupby("config_key", sort=False)["run_id"]
+        for _, run_ids in configs:
+            label = LADDER_LABEL.format(model=model)
+            if configs.ngroups > 1:
+                label = f"{label} [{run_ids.iloc[0]}]"
+            run_labels.update((str(r), label) for r in run_ids)
+    if not run_labels:
+        return [], {}
+    sample = store.audit_samples(list(run_labels))
+    return sample, {s.response_id: run_labels[s.run_id] for s in sample}

@@ -2,7 +2,7 @@
 
 Screens (tabs): rate images, adjudicate disagreements, audit undecided VLM answers, and
 statistics. Each verdict button commits to the store before the next item shows. Keyboard
-shortcuts are a page script generated from :data:`amvicc.score.views.SHORTCUTS` (Gradio has
+shortcuts are a page script generated from :data:`amvicc.score.views.KEYMAPS` (Gradio has
 none built in). The rater is the login user when the app runs with ``auth``, else a name typed
 once and remembered by the browser. Everything the handlers need to know about a session is
 the rater and the subject each screen shows; where a rater resumes is asked of the store, so
@@ -35,8 +35,10 @@ from amvicc.score.items import image_file
 from amvicc.score.links import ImageLinks
 from amvicc.score.queue import Direction, Screen
 from amvicc.score.views import (
-    SHORTCUTS,
+    KEYMAPS,
+    LADDER_AUDIT,
     answer_details_html,
+    audit_keymap,
     escape,
     image_details_html,
     image_html,
@@ -54,6 +56,7 @@ TAB_LABELS: dict[Screen, str] = {
     "adjudicate": "Adjudicate",
     "audit": "Audit answers",
 }
+NON_VERDICT_ACTIONS = frozenset({"previous", "next", "comment"})
 # Not a secret: the browser only keeps the rater's name; a fixed key lets it survive restarts.
 BROWSER_STORAGE_KEY = "amvicc-score-rater"
 BROWSER_STORAGE_SECRET = "amvicc-score-rater-name"
@@ -72,19 +75,37 @@ def keyboard_script() -> str:
 
     Keys are ignored while the rater types (comment or name box; Esc leaves the box). After a
     verdict key, further verdict keys wait until the next item is shown, so a double press
-    cannot judge an image the rater has not seen.
+    cannot judge an image the rater has not seen. The audit screen's keymap follows the kind
+    of answer shown (``data-kind`` of its details panel: ``audit:ladder`` for a ladder reply).
     """
     table = {
-        screen: {key: s.action for s in shortcuts for key in s.keys}
-        for screen, shortcuts in SHORTCUTS.items()
+        keymap: {key: s.action for s in shortcuts for key in s.keys}
+        for keymap, shortcuts in KEYMAPS.items()
     }
     script = _static("keyboard.js")
     return script.replace("__SHORTCUTS__", json.dumps(table))
 
 
+#: The audit screen's verdict buttons: an MMVP answer's and a ladder reply's (``no_answer`` is
+#: both's). Each answer shows only its own kind's (see :func:`amvicc.score.views.audit_keymap`).
+AUDIT_VERDICTS: tuple[str, ...] = tuple(
+    dict.fromkeys(
+        s.action
+        for keymap in ("audit", LADDER_AUDIT)
+        for s in KEYMAPS[keymap]
+        if s.action not in NON_VERDICT_ACTIONS
+    )
+)
+
+
 @dataclass
 class ScreenWidgets:
-    """The components of one judging screen."""
+    """The components of one judging screen.
+
+    Attributes:
+        legend: the keyboard legend, when it changes with the subject (the audit screen).
+        toggled: the verdict buttons shown or hidden with the subject (the audit screen's).
+    """
 
     screen: Screen
     subject: gr.State
@@ -93,12 +114,16 @@ class ScreenWidgets:
     comment: gr.Textbox
     rubric: gr.Markdown | None
     buttons: dict[str, gr.Button] = field(default_factory=dict)
+    legend: gr.HTML | None = None
+    toggled: tuple[str, ...] = ()
 
     @property
     def outputs(self) -> list[Any]:
         """What every handler of this screen updates, in the order it returns them."""
         rubric = [self.rubric] if self.rubric is not None else []
-        return [self.subject, self.image, self.details, *rubric, self.comment]
+        legend = [self.legend] if self.legend is not None else []
+        toggled = [self.buttons[action] for action in self.toggled]
+        return [self.subject, self.image, self.details, *rubric, self.comment, *toggled, *legend]
 
 
 class ScoringApp:
@@ -151,15 +176,24 @@ class ScoringApp:
         return normalise_rater(typed)
 
     def render(self, screen: Screen, rater: str, subject: str | None) -> list[Any]:
-        """A screen's outputs for one subject (None: the rater's queue is done)."""
+        """A screen's outputs for one subject (None: the rater's queue is done).
+
+        The audit screen also shows the verdict buttons of the answer's kind (an MMVP
+        answer's options, or a ladder reply's correct / another answer), hiding the others,
+        and the legend of their keys.
+        """
         if screen == "audit":
             answer = self.desk.answer_view(rater, subject)
             shown = answer.item.response_id if answer.item else None
+            keymap = audit_keymap(answer.item)
+            offered = {s.action for s in KEYMAPS[keymap]}
             return [
                 shown,
                 self.image(screen, rater, shown),
                 answer_details_html(answer),
                 (answer.mine.comment if answer.mine else None) or "",
+                *(gr.update(visible=action in offered) for action in AUDIT_VERDICTS),
+                shortcuts_html(keymap),
             ]
         view = self.desk.image_view(screen, rater, subject)
         item = view.item
@@ -356,21 +390,29 @@ class ScoringApp:
 
     def _screen(self, screen: Screen) -> ScreenWidgets:
         subject = gr.State(None)
+        # The audit screen holds the buttons of both kinds of answer; the ladder's start hidden.
+        keymaps = (screen, LADDER_AUDIT) if screen == "audit" else (screen,)
         with gr.Row():
             with gr.Column(scale=3):
                 image = gr.HTML(elem_id=f"{screen}-image", js_on_load=None)
             with gr.Column(scale=2):
                 details = gr.HTML(elem_id=f"{screen}-details", js_on_load=None)
-                verdicts = [s for s in SHORTCUTS[screen] if s.action not in NON_VERDICT_ACTIONS]
                 buttons: dict[str, gr.Button] = {}
                 with gr.Row():
-                    for number, shortcut in enumerate(verdicts):
-                        buttons[shortcut.action] = gr.Button(
-                            f"{shortcut.label} ({shortcut.keys[0]})",
-                            variant="primary" if number == 0 else "secondary",
-                            min_width=90,
-                            elem_id=f"{screen}-{shortcut.action}",
-                        )
+                    for keymap in keymaps:
+                        verdicts = [
+                            s for s in KEYMAPS[keymap] if s.action not in NON_VERDICT_ACTIONS
+                        ]
+                        for number, shortcut in enumerate(verdicts):
+                            if shortcut.action in buttons:
+                                continue
+                            buttons[shortcut.action] = gr.Button(
+                                f"{shortcut.label} ({shortcut.keys[0]})",
+                                variant="primary" if number == 0 else "secondary",
+                                min_width=90,
+                                visible=keymap == screen,
+                                elem_id=f"{screen}-{shortcut.action}",
+                            )
                 comment = gr.Textbox(
                     label="Comment (optional; / to write, Esc to leave)",
                     lines=2,
@@ -380,8 +422,12 @@ class ScoringApp:
                 with gr.Row():
                     buttons["previous"] = gr.Button("← Previous", elem_id=f"{screen}-previous")
                     buttons["next"] = gr.Button("Next →", elem_id=f"{screen}-next")
-                gr.HTML(shortcuts_html(screen), js_on_load=None)
+                legend = gr.HTML(shortcuts_html(screen), elem_id=f"{screen}-keys", js_on_load=None)
                 rubric = None if screen == "audit" else gr.Markdown(elem_id=f"{screen}-rubric")
+        if screen == "audit":
+            return ScreenWidgets(
+                screen, subject, image, details, comment, None, buttons, legend, AUDIT_VERDICTS
+            )
         return ScreenWidgets(screen, subject, image, details, comment, rubric, buttons)
 
     def _wire(self, widgets: ScreenWidgets, typed: gr.State, tab: gr.Tab) -> None:
@@ -449,7 +495,6 @@ def signed_in_user(request: Request) -> str | None:
     return str(user) if user else None
 
 
-NON_VERDICT_ACTIONS = frozenset({"previous", "next", "comment"})
 # Verdicts and navigation are short and thread-safe: no spinner over the page.
 QUICK: dict[str, Any] = {"show_progress": "hidden", "queue": False}
 

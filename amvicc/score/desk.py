@@ -17,7 +17,7 @@ from amvicc.catalogue import Catalogue
 from amvicc.errors import UserError
 from amvicc.provenance import canonical_json
 from amvicc.rubrics import Rubric, load_rubrics
-from amvicc.score.items import AnswerItem, ImageItem, load_answer_items, load_image_items
+from amvicc.score.items import AuditItem, ImageItem, load_answer_items, load_image_items
 from amvicc.score.queue import (
     AdjudicationQueue,
     AnswerLedger,
@@ -112,9 +112,12 @@ class ImageView:
 
 @dataclass(frozen=True)
 class AnswerView:
-    """What the audit screen shows: a response (None when done), the rater's verdict, progress."""
+    """What the audit screen shows: a response (None when done), the rater's verdict, progress.
 
-    item: AnswerItem | None
+    The response is an MMVP answer or a ladder reply (:data:`~amvicc.score.items.AuditItem`).
+    """
+
+    item: AuditItem | None
     mine: Mark | None
     progress: Progress
 
@@ -164,7 +167,7 @@ class ScoringDesk:
             "audit": AuditQueue(self._answer_ledger, seed),
         }
         self._images: dict[str, ImageItem] = {}
-        self._answers: dict[str, AnswerItem] = {}
+        self._answers: dict[str, AuditItem] = {}
         self._images_marker: tuple[int, int] | None = None
         self.reload_images()
         self.reload_answers()
@@ -177,8 +180,8 @@ class ScoringDesk:
         return tuple(self._images.values())
 
     @property
-    def answers(self) -> tuple[AnswerItem, ...]:
-        """The responses offered for audit."""
+    def answers(self) -> tuple[AuditItem, ...]:
+        """The responses offered for audit (MMVP answers and ladder replies)."""
         return tuple(self._answers.values())
 
     def reload_images(self) -> None:
@@ -247,8 +250,9 @@ class ScoringDesk:
         again adds nothing; any change adds a new row (earlier ones stay as history).
 
         Raises:
-            UserError: the value does not belong to the screen, the subject is unknown or
-                the comment is too long.
+            UserError: the value does not belong to the screen (or, on the audit screen, to
+                the kind of answer: an option for an MMVP answer, correct / incorrect for a
+                ladder reply), the subject is unknown or the comment is too long.
         """
         queue = self.queues[screen]
         if value not in queue.values:
@@ -418,8 +422,14 @@ class ScoringDesk:
     ) -> VerdictRecord:
         detail = canonical_json({"screen": screen})
         if screen == "audit":
-            if subject not in self._answers:
+            answer = self._answers.get(subject)
+            if answer is None:
                 raise UserError("that answer is not in the audit queue; reload the page")
+            if value not in answer.values:
+                raise UserError(
+                    f"{value!r} is not a verdict on this answer; use one of "
+                    f"{', '.join(answer.values)}"
+                )
             return VerdictRecord(
                 source, value, response_id=subject, comment=comment, detail_json=detail
             )

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, get_args
 from amvicc.catalogue import Catalogue
 from amvicc.catalogue.csvtext import excel_safe as excel_safe_cell
 from amvicc.errors import UserError
+from amvicc.ladder import RUNG_PREFIX
 from amvicc.score.options import ExportFormat
 from amvicc.store import HUMAN_SOURCE_PREFIXES, Store
 
@@ -32,7 +33,8 @@ def verdicts_export(
 
     Args:
         store: the workspace.
-        catalogue: maps question indices to category codes (None leaves ``category`` empty).
+        catalogue: maps question indices to category codes (None leaves ``category`` empty;
+            so does a ladder reply, whose index is a scene's).
         people_only: keep raters, grade sheets and adjudicators; drop programs' verdicts.
     """
     frame = store.verdict_history_frame()
@@ -42,11 +44,11 @@ def verdicts_export(
     frame.insert(3, "source_kind", [kind for kind, _ in kinds])
     frame.insert(4, "rater", [rater for _, rater in kinds])
     codes = {q.index: q.category.code for q in catalogue} if catalogue is not None else {}
-    frame.insert(
-        list(frame.columns).index("question_index") + 1,
-        "category",
-        frame["question_index"].map(codes),
-    )
+    categories = frame["question_index"].map(codes)
+    # A ladder reply's index numbers a scene of its own set, not a question of the catalogue.
+    rungs = frame["image_key"].fillna("").astype(str).str.startswith(RUNG_PREFIX)
+    categories = categories.where(~rungs, None)
+    frame.insert(list(frame.columns).index("question_index") + 1, "category", categories)
     return frame
 
 

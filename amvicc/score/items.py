@@ -3,6 +3,11 @@
 Items carry only what a rater may see. The run (and so the model) an image came from is
 deliberately not kept: the scoring app is blind to models, and an item cannot leak what it
 does not hold.
+
+Two kinds of answers are audited: replies to an MMVP question (:class:`AnswerItem`: which
+option does the reply choose?) and replies to a rung of GRIP's question ladder
+(:class:`RungItem`: does the reply give the rung's answer?). Each kind says which verdicts a
+rater may give on it (``values``).
 """
 
 from __future__ import annotations
@@ -12,12 +17,19 @@ import mimetypes
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from amvicc.catalogue import Catalogue, Category, Option, PromptKind, Question
 from amvicc.errors import UserError
-from amvicc.store import RunRecord, Store
+from amvicc.ladder import LEVEL_NAMES, LadderQuestion, response_rung
+from amvicc.store import ResponseRecord, RunRecord, Store
 
 log = logging.getLogger(__name__)
+
+#: What an auditor says of an MMVP answer: the option the reply chooses, or that it chooses none.
+OPTION_VERDICTS: tuple[str, ...] = ("a", "b", "no_answer")
+#: What an auditor says of a ladder reply: it gives the rung's answer, another one, or none.
+RUNG_VERDICTS: tuple[str, ...] = ("correct", "incorrect", "no_answer")
 
 
 @dataclass(frozen=True)
@@ -68,6 +80,41 @@ class AnswerItem:
     image_path: str | None
     text: str
     sampled: bool = False
+    values: ClassVar[tuple[str, ...]] = OPTION_VERDICTS
+
+
+@dataclass(frozen=True)
+class RungItem:
+    """One reply to a rung of GRIP's question ladder to audit: does it give the rung's answer?
+
+    The rung comes from the reply's own record, not from the catalogue the app serves: a
+    ladder run asks about a scene set whose catalogue is not MMVP's, and the rung (question
+    and answer, derived from the scene) is all the auditor needs. Showing that answer keeps
+    the audit blind: it is the question's truth, not what any grader decided.
+
+    Attributes:
+        response_id: the response's id.
+        rung: the rung the model was asked.
+        image_path: the scene image the model saw, relative to the workspace (None when unknown).
+        text: the model's reply, verbatim ("" when it was empty).
+        sampled: drawn from the automatic decisions for audit (not left undecided).
+    """
+
+    response_id: str
+    rung: LadderQuestion
+    image_path: str | None
+    text: str
+    sampled: bool = False
+    values: ClassVar[tuple[str, ...]] = RUNG_VERDICTS
+
+    @property
+    def level_name(self) -> str:
+        """What the rung's level tests (``precise comparison``)."""
+        return LEVEL_NAMES[self.rung.level]
+
+
+#: An item of the audit queue.
+AuditItem = AnswerItem | RungItem
 
 
 def load_image_items(
@@ -119,36 +166,50 @@ def load_image_items(
     return tuple(items)
 
 
-def load_answer_items(store: Store, catalogue: Catalogue) -> tuple[AnswerItem, ...]:
+def load_answer_items(store: Store, catalogue: Catalogue) -> tuple[AuditItem, ...]:
     """The audit queue: undecided responses and the audit sample of automatic decisions.
 
     Responses no grader could decide (``Store.undecided_responses``), and the sample drawn
-    for audit (``Store.audit_sample_responses``). The sampled items say so (``sampled``), never what the program decided: the audit is
-    blind. Responses from runs made from another catalogue are left out with a warning.
+    for audit (``Store.audit_sample_responses``). The sampled items say so (``sampled``),
+    never what the program decided: the audit is blind. Responses from runs made from another
+    catalogue are left out with a warning. Replies of ladder runs need no catalogue (their
+    rung is in their record), so they are offered whatever ``catalogue`` is; one whose record
+    holds no readable rung is left out with a warning.
     """
     runs: dict[str, RunRecord] = {}
-    items: list[AnswerItem] = []
-    skipped = 0
+    items: list[AuditItem] = []
+    skipped = broken = 0
     sampled = store.audit_sample_responses()
     drawn = {r.response_id for r in sampled}
     for response in [*store.undecided_responses(), *sampled]:
         run = runs.get(response.run_id)
         if run is None:
             run = runs[response.run_id] = store.run(response.run_id)
+        if run.stage == "ladder":
+            try:
+                rung = response_rung(response)
+            except ValueError as err:
+                log.debug("%s", err)
+                broken += 1
+                continue
+            items.append(
+                RungItem(
+                    response_id=response.response_id,
+                    rung=rung,
+                    image_path=_seen_image(store, response),
+                    text=response.text or "",
+                    sampled=response.response_id in drawn,
+                )
+            )
+            continue
         if not _same_catalogue(run, catalogue) or response.text is None:
             skipped += 1
             continue
-        image_path = response.input_path
-        if image_path is None and response.image_id is not None:
-            try:
-                image_path = store.image(response.image_id).path
-            except KeyError:
-                image_path = None
         items.append(
             AnswerItem(
                 response_id=response.response_id,
                 question=_question(catalogue, response.question_index, run),
-                image_path=image_path,
+                image_path=_seen_image(store, response),
                 text=response.text,
                 sampled=response.response_id in drawn,
             )
@@ -159,7 +220,23 @@ def load_answer_items(store: Store, catalogue: Catalogue) -> tuple[AnswerItem, .
             "--catalogue to audit them",
             skipped,
         )
+    if broken:
+        log.warning(
+            "%d ladder repl(ies) have no readable rung in their request record; they are left "
+            "out of the audit",
+            broken,
+        )
     return tuple(items)
+
+
+def _seen_image(store: Store, response: ResponseRecord) -> str | None:
+    """The workspace file of the image the model saw: its input copy, else the generated image."""
+    if response.input_path is not None or response.image_id is None:
+        return response.input_path
+    try:
+        return store.image(response.image_id).path
+    except KeyError:
+        return None
 
 
 def image_file(store: Store, relative: str | None) -> tuple[Path, str] | None:

@@ -10,9 +10,9 @@ Three queues share this machinery, one per screen of the app:
 - :class:`RatingQueue`: images still short of ``raters_per_item`` raters, plus those the rater
   already rated (so previous / next can revisit them).
 - :class:`AdjudicationQueue`: fully rated images whose raters disagree.
-- :class:`AuditQueue`: VLM answers no grader decided, the seeded sample of automatic
-  decisions drawn for audit (pending until a person audits them), plus those the rater
-  decided.
+- :class:`AuditQueue`: VLM answers (to MMVP questions and to ladder rungs) no grader decided,
+  the seeded sample of automatic decisions drawn for audit (pending until a person audits
+  them), plus those the rater decided.
 
 Each rater walks a queue in their own seeded random order (:class:`Order`), so raters do not
 see the images model by model and two raters rarely work on the same image at once.
@@ -29,6 +29,7 @@ from typing import ClassVar, Literal
 
 from amvicc.agreement import resolve
 from amvicc.provenance import derive_seed
+from amvicc.score.items import OPTION_VERDICTS, RUNG_VERDICTS
 from amvicc.store import (
     ADJUDICATION_PREFIX,
     Store,
@@ -259,7 +260,10 @@ class AnswerLedger:
         return self._marks.get(response_id, {}).get(source)
 
     def is_decided(self, response_id: str) -> bool:
-        """Whether any source's latest verdict names an option or says there is none."""
+        """Whether any source's latest verdict decides the response (:data:`DECIDING_ANSWERS`).
+
+        An option, ``correct`` / ``incorrect`` for a ladder reply, or that there is no answer.
+        """
         return response_id in self._decided
 
     def audited(self, source: str, response_id: str) -> bool:
@@ -453,10 +457,15 @@ class AdjudicationQueue(Queue):
 
 
 class AuditQueue(Queue):
-    """VLM answers no grader decided, the audit sample, and those the rater decided."""
+    """VLM answers no grader decided, the audit sample, and those the rater decided.
+
+    MMVP answers and ladder replies share the queue (one order, one progress count); each
+    item allows only its own kind's verdicts (``AnswerItem.values``, ``RungItem.values``),
+    which the desk checks.
+    """
 
     screen = "audit"
-    values = ("a", "b", "no_answer")
+    values = tuple(dict.fromkeys((*OPTION_VERDICTS, *RUNG_VERDICTS)))
 
     def __init__(self, ledger: AnswerLedger, seed: int) -> None:
         super().__init__(seed)

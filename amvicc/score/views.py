@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from amvicc.catalogue import PromptKind, Question
 from amvicc.rubrics import Rubric
 from amvicc.score.desk import AnswerView, ImageView
+from amvicc.score.items import AuditItem, RungItem
 from amvicc.score.queue import Mark, Progress, Screen
 from amvicc.score.stats import Statistics
 
@@ -24,6 +25,12 @@ VALUE_LABELS = {
     "cant_tell": "Can't tell",
     "a": "(a)",
     "b": "(b)",
+    "no_answer": "No answer",
+}
+#: How a ladder reply's verdicts read: whether it gives the rung's answer.
+RUNG_LABELS = {
+    "correct": "Correct answer",
+    "incorrect": "Another answer",
     "no_answer": "No answer",
 }
 
@@ -64,7 +71,24 @@ SHORTCUTS: dict[Screen, tuple[Shortcut, ...]] = {
         *_NAVIGATION,
     ),
 }
+#: The audit screen's keymap while it shows a ladder reply (see :func:`audit_keymap`).
+LADDER_AUDIT = "audit:ladder"
+#: Every keymap of the page: each screen's, and the audit screen's for ladder replies, whose
+#: keys sit where an MMVP answer's do (1 / 2 the two verdicts, 3 no answer) with their own
+#: letters. The page script picks the audit keymap by the kind of the answer shown.
+KEYMAPS: dict[str, tuple[Shortcut, ...]] = dict(SHORTCUTS.items())
+KEYMAPS[LADDER_AUDIT] = (
+    Shortcut(("1", "c"), "correct", RUNG_LABELS["correct"]),
+    Shortcut(("2", "i"), "incorrect", RUNG_LABELS["incorrect"]),
+    Shortcut(("3", "n"), "no_answer", RUNG_LABELS["no_answer"]),
+    *_NAVIGATION,
+)
 _KEY_NAMES = {"ArrowLeft": "←", "ArrowRight": "→"}
+
+
+def audit_keymap(item: AuditItem | None) -> str:
+    """The keymap (and so the verdict buttons) of the audit screen for the answer shown."""
+    return LADDER_AUDIT if isinstance(item, RungItem) else "audit"
 
 
 def escape(text: object) -> str:
@@ -92,12 +116,12 @@ def rater_html(rater: str | None) -> str:
     return f'<p class="amvicc-rater">Rating as <b>{escape(rater)}</b></p>'
 
 
-def shortcuts_html(screen: Screen) -> str:
-    """The legend of a screen's keyboard shortcuts."""
+def shortcuts_html(keymap: str) -> str:
+    """The legend of a keymap's keyboard shortcuts (a screen's, or :data:`LADDER_AUDIT`)."""
     keys = " · ".join(
         f"<kbd>{' / '.join(escape(_KEY_NAMES.get(k, k.upper())) for k in s.keys)}</kbd> "
         f"{escape(s.label)}"
-        for s in SHORTCUTS[screen]
+        for s in KEYMAPS[keymap]
     )
     return f'<p class="amvicc-keys">Keys: {keys}</p>'
 
@@ -139,13 +163,14 @@ def _progress_html(progress: Progress, verb: str) -> str:
     )
 
 
-def _mine_html(mine: Mark | None, whose: str) -> str:
+def _mine_html(mine: Mark | None, whose: str, labels: dict[str, str] = VALUE_LABELS) -> str:
     if mine is None:
         return f'<p class="amvicc-mine">{whose}: none yet</p>'
     comment = f" — “{escape(mine.comment)}”" if mine.comment else ""
+    label = labels.get(mine.value, mine.value)
     return (
         f'<p class="amvicc-mine">{whose}: <b data-value="{escape(mine.value)}">'
-        f"{escape(verdict_label(mine.value))}</b>{comment}</p>"
+        f"{escape(label)}</b>{comment}</p>"
     )
 
 
@@ -221,6 +246,8 @@ def answer_details_html(view: AnswerView) -> str:
             f'<div class="amvicc-details" data-item="">{progress}'
             "<p>No answer is waiting for a decision.</p></div>"
         )
+    if isinstance(item, RungItem):
+        return _rung_details_html(item, view.mine, progress)
     return (
         f'<div class="amvicc-details" data-item="{escape(item.response_id)}">{progress}'
         f"<p>Category: <b>{escape(item.question.category.name)}</b></p>"
@@ -229,6 +256,37 @@ def answer_details_html(view: AnswerView) -> str:
         f'<pre class="amvicc-response">{escape(item.text)}</pre>'
         "<p>Which option does the reply choose? (Not whether it is right.)</p>"
         f"{_mine_html(view.mine, 'Your verdict')}</div>"
+    )
+
+
+def _rung_details_html(item: RungItem, mine: Mark | None, progress: str) -> str:
+    """A ladder reply: the rung (level, question, the correct answer) and the verbatim reply.
+
+    The correct answer is shown because the auditor judges whether the reply gives it (what
+    the comparator does); what any grader decided stays hidden. ``data-kind`` tells the page
+    script to use the ladder's keys.
+    """
+    rung = item.rung
+    choices = ""
+    if rung.type == "option" and rung.choices is not None:
+        choices = "".join(
+            f"<li><b>({label})</b> {escape(text)}</li>"
+            for label, text in zip("ab", rung.choices, strict=True)
+        )
+        choices = f"<ul>{choices}</ul>"
+    empty = "" if item.text.strip() else '<p class="amvicc-empty-reply">(The reply is empty.)</p>'
+    return (
+        f'<div class="amvicc-details" data-item="{escape(item.response_id)}" data-kind="ladder">'
+        f"{progress}"
+        f'<p>Question ladder, level <b class="amvicc-level">{rung.level}</b>: '
+        f"{escape(item.level_name)}</p>"
+        f"<p>Question: {escape(rung.question)}</p>{choices}"
+        f'<p class="amvicc-expected">The correct answer: <b>{escape(rung.expected)}</b></p>'
+        "<p>The model replied:</p>"
+        f'<pre class="amvicc-response">{escape(item.text)}</pre>{empty}'
+        "<p>Does the reply's final answer give the correct answer, another answer, or none "
+        "(no answer, a refusal, or no decision between answers)?</p>"
+        f"{_mine_html(mine, 'Your verdict', RUNG_LABELS)}</div>"
     )
 
 

@@ -19,6 +19,7 @@ from amvicc.score.desk import ScoringDesk
 from amvicc.store import EXTRACTOR_SOURCE, Store, procedure_source
 from amvicc.testing.fake_openai import FakeOpenAIServer
 from tests.grade.test_grading import answered
+from tests.ladder_workspace import SECRET_LADDER_VLM, add_ladder_run
 
 SYSTEM = (
     "You are a helpful and precise assistant for checking the quality of the answer. "
@@ -215,3 +216,40 @@ def test_bad_grading_options_are_one_line_exit_2(
     assert main(["grade", "--store", str(store.root), "-q", *extra]) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1
+
+
+def test_a_ladder_audit_counts_in_the_audited_error_rates(
+    store: Store, catalogue: Catalogue, tmp_path: Path
+) -> None:
+    run = answered(store, catalogue, REPLIES)
+    grade_run(store, run.run_id, audit_sample=AuditSampleOptions(fraction=0.1, minimum=5, seed=7))
+    add_ladder_run(store.root, tmp_path / "scenes")
+    (ladder,) = store.runs(stage="ladder")
+    sampled = {s.response_id: s for s in store.audit_samples([ladder.run_id])}
+    assert len(sampled) == 4 and {s.stratum for s in sampled.values()} == {"extractor"}
+    assert {s.value for s in sampled.values()} == {"correct", "incorrect"}
+    # A person audits three of the four comparator decisions on the scoring app's audit
+    # screen: no answer where it read one, the opposite of what it read, and the same.
+    desk = ScoringDesk(store, catalogue)
+    audited = sorted(sampled)[:3]
+    opposite = {"correct": "incorrect", "incorrect": "correct"}
+    for value, response_id in zip(
+        ("no_answer", opposite[sampled[audited[1]].value], sampled[audited[2]].value),
+        audited,
+        strict=True,
+    ):
+        desk.decide("audit", "alice", response_id, value)
+    report = build_report(store, bootstrap=0, indices=frozenset(range(1, 41)))
+    errors = report.audit_errors.set_index(["label", "stage"])
+    label = f"{SECRET_LADDER_VLM} · ladder"
+    assert errors.loc[(label, "extractor"), ["sampled", "audited", "errors"]].tolist() == [4, 3, 2]
+    low, high = proportion_confint(2, 3, alpha=0.05, method="wilson")
+    assert errors.loc[(label, "extractor"), "ci_low"] == pytest.approx(low)
+    assert errors.loc[(label, "extractor"), "ci_high"] == pytest.approx(high)
+    # the MMVP answers' own sample is counted as before, apart from the ladder's
+    assert errors.loc[("vlm", "extractor"), ["sampled", "audited"]].tolist() == [5, 0]
+    text = render_report(report, "md")
+    assert f"| {label} | extractor | 4 | 3 | 2 | 66.7% |" in text
+    # --models selects the ladder runs too
+    only = build_report(store, bootstrap=0, indices=frozenset(range(1, 41)), models=("vlm",))
+    assert set(only.audit_errors["label"]) == {"vlm"}

@@ -1,4 +1,5 @@
-"""Fixture workspaces for the scoring tests: generation runs with small PNGs, undecided answers."""
+"""Fixture workspaces for the scoring tests: generation runs with small PNGs, undecided answers,
+and a ladder run answered and graded by the real stages."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from amvicc.store import (
     VerdictRecord,
     new_id,
 )
+from tests.ladder_workspace import HEDGED_COUNT, SECRET_LADDER_VLM, add_ladder_run
 
 SECRET_MODEL = "secret-model-xyz"
 SECRET_VLM = "secret-vlm-abc"
@@ -125,6 +127,27 @@ def add_undecided_answers(
 
 
 @dataclass
+class LadderWorkspace:
+    """A workspace holding one graded ladder run (see :func:`add_ladder_run`)."""
+
+    store: Store
+    run_id: str
+    scenes: Path
+
+    @property
+    def root(self) -> Path:
+        return self.store.root
+
+
+@pytest.fixture
+def ladder_workspace(tmp_path: Path) -> Iterator[LadderWorkspace]:
+    add_ladder_run(tmp_path / "ws", tmp_path / "scenes")
+    with Store(tmp_path / "ws") as store:
+        (run,) = store.runs(stage="ladder")
+        yield LadderWorkspace(store, run.run_id, tmp_path / "scenes")
+
+
+@dataclass
 class Workspace:
     """A fixture workspace: one generation run and a few undecided answers."""
 
@@ -158,10 +181,13 @@ class Build:
 
     secret_model = SECRET_MODEL
     secret_vlm = SECRET_VLM
+    secret_ladder_vlm = SECRET_LADDER_VLM
+    hedged_count = HEDGED_COUNT
     png = staticmethod(png_bytes)
     generation_run = staticmethod(add_generation_run)
     undecided_answers = staticmethod(add_undecided_answers)
     free_port = staticmethod(free_port)
+    ladder_run = staticmethod(add_ladder_run)
 
 
 @pytest.fixture

@@ -169,3 +169,56 @@ def test_rate_with_the_keyboard_resume_adjudicate_and_see_kappa(
             assert bob.dialogs == []
         finally:
             browser.close()
+
+
+def test_audit_ladder_replies_and_mmvp_answers_with_their_own_keys(
+    tmp_path: Path, catalogue: Catalogue, build: Any
+) -> None:
+    from playwright.sync_api import sync_playwright
+
+    build.ladder_run(tmp_path / "ws", tmp_path / "scenes")
+    with Store(tmp_path / "ws") as store:
+        (mmvp,) = build.undecided_answers(store, catalogue, count=1)
+        server = serve(
+            ScoringDesk(store, catalogue), port=build.free_port(), auth=[("ann", "pw")], quiet=True
+        )
+        try:
+            with sync_playwright() as playwright:
+                browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+                try:
+                    ann = log_in(browser, server.url, "ann", "pw")
+                    ann.get_by_role("tab", name="Audit answers").click()
+                    ann.wait_for_selector("#audit-details [data-item]")
+                    expected: dict[str, str] = {}
+                    first_rung = True
+                    current = shown_item(ann, "audit")
+                    while current:
+                        kind = ann.get_attribute("#audit-details [data-item]", "data-kind")
+                        keys = ann.inner_text("#audit-keys")
+                        if current == mmvp:
+                            assert kind is None and "(a)" in keys
+                            assert ann.is_visible("#audit-a") and ann.is_visible("#audit-b")
+                            assert ann.is_hidden("#audit-correct")
+                            key, value = "1", "a"
+                        else:
+                            assert kind == "ladder" and "Correct answer" in keys
+                            assert "The correct answer:" in ann.inner_text("#audit-details")
+                            assert ann.is_visible("#audit-correct") and ann.is_hidden("#audit-a")
+                            key, value = ("i", "incorrect") if first_rung else ("1", "correct")
+                            if first_rung:  # an MMVP key gives a ladder reply no verdict
+                                ann.keyboard.press("b")
+                                ann.wait_for_timeout(500)
+                                assert shown_item(ann, "audit") == current
+                                assert store.verdicts(response_id=current, source="human:ann") == []
+                                first_rung = False
+                        expected[current] = value
+                        current = press_and_wait(ann, key, "audit")
+                    assert len(expected) == 11 and mmvp in expected
+                    given = {v.response_id: v.value for v in store.verdicts(source="human:ann")}
+                    assert given == expected
+                    assert store.undecided_responses() == []
+                    assert ann.dialogs == []
+                finally:
+                    browser.close()
+        finally:
+            server.close()

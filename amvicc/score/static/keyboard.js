@@ -1,14 +1,23 @@
 () => {
   // Keyboard shortcuts of the scoring page: Gradio runs this function once the page loads.
+  // Keymaps by screen; "<screen>:<kind>" is a screen's keymap while its details panel shows
+  // an item of that kind (data-kind: "audit:ladder" for a ladder reply).
   const shortcuts = __SHORTCUTS__;  // filled in by amvicc.score.app.keyboard_script
   const navigation = new Set(["previous", "next"]);
   let pending = null;
   const shown = (el) => el !== null && el.offsetParent !== null;
+  const screens = Object.keys(shortcuts).filter((s) => !s.includes(":"));
   const activeScreen = () =>
-    Object.keys(shortcuts).find((s) => shown(document.getElementById(s + "-details")));
+    screens.find((s) => shown(document.getElementById(s + "-details")));
+  const shownPanel = (screen) => document.querySelector("#" + screen + "-details [data-item]");
   const shownItem = (screen) => {
-    const el = document.querySelector("#" + screen + "-details [data-item]");
+    const el = shownPanel(screen);
     return el ? el.dataset.item : "";
+  };
+  const keymap = (screen) => {
+    const el = shownPanel(screen);
+    const kind = el ? el.dataset.kind : undefined;
+    return (kind && shortcuts[screen + ":" + kind]) || shortcuts[screen];
   };
   document.addEventListener("keydown", (event) => {
     if (event.ctrlKey || event.metaKey || event.altKey || event.isComposing) return;
@@ -20,7 +29,7 @@
     }
     const screen = activeScreen();
     if (!screen) return;
-    const action = shortcuts[screen][event.key.length === 1 ? event.key.toLowerCase() : event.key];
+    const action = keymap(screen)[event.key.length === 1 ? event.key.toLowerCase() : event.key];
     if (!action) return;
     event.preventDefault();
     event.stopPropagation();
