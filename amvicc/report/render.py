@@ -544,6 +544,12 @@ def _side_by_side_lines(
     return lines
 
 
+def _all_smoke_models(report: Report) -> list[str]:
+    """The smoke-test models of every table, other catalogues' too: the opening banner's."""
+    others = [e for other in report.catalogues.others for e in other.items.entries]
+    return list(dict.fromkeys([*report.smoke_models, *(e.label for e in others if e.smoke)]))
+
+
 def _view(report: Report, *, html: bool) -> dict[str, Any]:
     smoke = {e.label: e.smoke for e in report.entries}
     spread = sample_spread_cells(report)
@@ -552,6 +558,7 @@ def _view(report: Report, *, html: bool) -> dict[str, Any]:
         "options": report.options,
         "categories": [(c, CATEGORY_BY_CODE[c].name) for c in report.categories],
         "smoke_models": report.smoke_models,
+        "banner_smoke_models": _all_smoke_models(report),
         "smoke_warning": SMOKE_WARNING,
         "smoke_mark": SMOKE_MARK,
         "chance": {"individual": CHANCE_INDIVIDUAL, "pair": CHANCE_PAIR},
