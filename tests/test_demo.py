@@ -14,12 +14,14 @@ from amvicc.catalogue import load_catalogue
 from amvicc.cli.demo import demo_indices
 from amvicc.score.desk import ScoringDesk
 from amvicc.store import Store
+from amvicc.testing.mmvp_images import write_mmvp_images
 
 
-def _demo(workspace: Path, cache: Path) -> subprocess.CompletedProcess[str]:
+def _demo(workspace: Path, cache: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "AMVICC_CACHE": str(cache), "HF_HUB_OFFLINE": "1"}
+    demo = [sys.executable, "-m", "amvicc.demo", "--store", str(workspace), "--pairs", "1"]
     return subprocess.run(
-        [sys.executable, "-m", "amvicc.demo", "--store", str(workspace), "--pairs", "1", "-q"],
+        [*demo, "-q", *extra],
         capture_output=True,
         text=True,
         env=env,
@@ -49,6 +51,18 @@ def test_demo_runs_offline_and_leaves_a_report_that_compares_judges_with_humans(
     assert "tiny" not in first_table and ">0.773<" in first_table  # DALL·E 3, I Ex, all
     assert html.index("</table>") < html.index('<div class="smoke-part">')
     assert "<strong>0.981481</strong> (53/54)" in html  # the ` Y` cell the paper counted
+    # The smoke VLM answered procedural scenes, scored apart against their own catalogue.
+    scenes = workspace / "scenes"
+    assert f"amvicc scenes -q build --out {scenes}" in first.stdout
+    assert f"--catalogue {scenes / 'catalogue.csv'}" in first.stdout
+    results = html[html.index('<section id="results">') : html.index('<section id="catalogues">')]
+    catalogues = html[html.index('<section id="catalogues">') :]
+    assert "MMVP and other catalogues" in html and "Results on scenes" in catalogues
+    assert "tiny-llava" in catalogues and "tiny-llava" not in results
+    assert "tiny-llava" in html[: html.index("<nav>")]  # the opening smoke-test warning
+    assert "--ladder" in first.stdout
+    ladder = html[html.index('<section id="ladder">') :]
+    assert "tiny-llava" in ladder and "Chain breaks at" in ladder
 
     indices = demo_indices(1)
     catalogue = load_catalogue()
@@ -65,6 +79,12 @@ def test_demo_runs_offline_and_leaves_a_report_that_compares_judges_with_humans(
         assert [r.smoke for r in generate] == [1]
         images = store.images(run_id=generate[0].run_id)
         assert len(images) == 2 * len(indices) and {i.status for i in images} == {"ok"}
+        (answered,) = store.runs(stage="answer")
+        assert answered.config["catalogue"] == str((scenes / "catalogue.csv").resolve())
+        assert len(store.responses(run_id=answered.run_id)) == 18  # 1 pair × 9 categories × 2
+        # ... and GRIP's question ladder about the same scenes: five rungs per image
+        (ladder,) = store.runs(stage="ladder")
+        assert len(store.responses(run_id=ladder.run_id)) == 18 * 5
         sources = {v.source for v in store.verdicts()}
         assert {"judge:question:tiny-llava", "judge:ocr:rapidocr", "extractor"} <= sources
         made = len(store.images(current=False))
@@ -75,10 +95,18 @@ def test_demo_runs_offline_and_leaves_a_report_that_compares_judges_with_humans(
         for image_id in ocr:
             desk.decide("rate", "ann", image_id, "incorrect")
 
-    second = _demo(workspace, cache)  # resumes: nothing is made or asked again
+    # Resumes: nothing is made or asked again; with MMVP's images (stand-ins here) the VLM
+    # answers MMVP too, and the report puts its two catalogues side by side.
+    images = write_mmvp_images(tmp_path / "mmvp", indices)
+    second = _demo(workspace, cache, "--images", str(images))
     assert second.returncode == 0, second.stderr
+    assert "answered 18/18 (0 asked now)" in second.stdout  # the scenes, from the first run
+    assert "answered 90/90 ladder rungs (0 asked now)" in second.stdout
     with Store(workspace, create=False) as store:
         assert len(store.images(current=False)) == made
+        assert len(store.runs(stage="answer")) == 2
+    side = report.read_text()[report.read_text().index('<section id="catalogues">') :]
+    assert "Side by side" in side and "I · scenes" in side and "ΔI scenes − MMVP" in side
     refreshed = subprocess.run(
         [
             sys.executable,

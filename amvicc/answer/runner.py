@@ -9,14 +9,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from amvicc.answer.options import AnswerOptions, AnswerSummary
-from amvicc.catalogue import Catalogue, format_index_ranges
+from amvicc.catalogue import Catalogue, catalogue_file, format_index_ranges
 from amvicc.errors import UserError
 from amvicc.ladder import LadderQuestion, ladder_sha256, load_ladder, rung_key
-from amvicc.resources import default_catalogue_path
 from amvicc.store import RunSpec, Store
 from amvicc.vlm.base import SMOKE_WARNING, VLM
 from amvicc.vlm.engine import AnswerEngine, WorkItem, answer_with_progress, item_key
@@ -255,7 +253,7 @@ def _spec(
         if options.images
         else options.hf_dataset or options.generated,
         # absolute, so `amvicc grade` finds it from any folder
-        "catalogue": _catalogue_file(catalogue),
+        "catalogue": catalogue_file(catalogue),
         "template": template.name,
         "repeats": options.repeats,
         "categories": [c.code for c in catalogue.categories()],
@@ -286,9 +284,3 @@ def _spec(
         settings={**settings, "clean_config_key": spec.config_key},
         condition=perturbation.condition,
     )
-
-
-def _catalogue_file(catalogue: Catalogue) -> str | None:
-    """The catalogue's absolute path, or None for the shipped one."""
-    resolved = Path(catalogue.source).resolve()
-    return None if resolved == default_catalogue_path().resolve() else str(resolved)

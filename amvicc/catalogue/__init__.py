@@ -2,11 +2,12 @@
 
 - :mod:`amvicc.catalogue.types`: :class:`Catalogue`, :class:`Question`, :class:`Category`, ...
 - :mod:`amvicc.catalogue.readers`: the CSV dialects (shipped catalogue, MMVP, AMVICC's copy).
-- :mod:`amvicc.catalogue.checks`: validation, the label policy, :func:`load_catalogue`.
+- :mod:`amvicc.catalogue.checks`: validation, the label policy, :func:`load_catalogue`, and
+  :func:`catalogue_file` (the path a run records).
 - :mod:`amvicc.catalogue.indices`: index ranges such as ``1-20,99``.
 """
 
-from amvicc.catalogue.checks import CheckResult, check_catalogue, load_catalogue
+from amvicc.catalogue.checks import CheckResult, catalogue_file, check_catalogue, load_catalogue
 from amvicc.catalogue.indices import (
     IndexRanges,
     check_index_ranges,
@@ -50,6 +51,7 @@ __all__ = [
     "Prompt",
     "PromptKind",
     "Question",
+    "catalogue_file",
     "check_catalogue",
     "check_index_ranges",
     "format_index_ranges",

@@ -268,3 +268,13 @@ def load_catalogue(
         extra = f" (and {more} more problem(s))" if more else ""
         raise UserError(f"{first}{extra}; run `amvicc prompts check {result.path}` to list them")
     return result.catalogue
+
+
+def catalogue_file(catalogue: Catalogue) -> str | None:
+    """The catalogue's file as runs record it: its absolute path, or None for the shipped one.
+
+    Absolute, so a later stage (grading, the report) finds it from any folder; None for the
+    shipped catalogue, so a run on it still names MMVP after amvicc is moved or upgraded.
+    """
+    resolved = Path(catalogue.source).resolve()
+    return None if resolved == default_catalogue_path().resolve() else str(resolved)

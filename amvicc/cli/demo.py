@@ -6,15 +6,19 @@ It runs the same verbs a user runs, in one process, printing each command, in tw
    three image models (shipped in ``grades/``, CC0), under the paper's names — DALL·E 3,
    Gemini 2.5 Flash Image, SD 3.5 Large — so the report opens with AMVICC's own table.
 2. **The machinery, on smoke-test models.** It generates both prompt kinds for a few pairs of
-   every category with the ``tiny-sd3`` smoke model, answers their questions with the
-   ``tiny-llava`` smoke VLM, judges the explicit images by asking ``tiny-llava`` their
-   question and the Text images with OCR. The smoke models have random weights, built
-   offline in a second: their numbers mean nothing about real models, and the report keeps
-   them apart from the real ones, after them, scored only on the pairs they were asked
-   (``--smoke-index``).
+   every category with the ``tiny-sd3`` smoke model; builds as many procedural scene pairs
+   per category (``amvicc scenes build``, in the workspace's ``scenes/``) and asks the
+   ``tiny-llava`` smoke VLM their questions, then GRIP's question ladder about them; judges the explicit images by asking
+   ``tiny-llava`` their question and the Text images with OCR. The smoke models have random
+   weights, built offline in a second: their numbers mean nothing about real models, and the
+   report keeps them apart from the real ones, after them, scored only on the pairs they were
+   asked (``--smoke-index``).
 
-MMVP's own images are not shipped (they are on the Hugging Face Hub); without ``--images``
-the VLM answers questions about stand-in pictures rendered here, labelled as such.
+MMVP's own images are not shipped (they are on the Hugging Face Hub), so the VLM answers about
+scenes, whose truth comes from the code that drew them. The report scores the scene answers
+against the scene catalogue, apart from MMVP's results. With ``--images DIR`` (MMVP's images)
+``tiny-llava`` answers MMVP's questions too, and the report puts its accuracies on both
+catalogues side by side.
 """
 
 from __future__ import annotations
@@ -33,6 +37,9 @@ from amvicc.errors import UserError
 from amvicc.imports.published import published_sheets
 
 DEMO_STORE = Path("amvicc-demo")
+# The scene set inside the workspace, and its seed (the same scenes on every machine).
+SCENES_FOLDER = "scenes"
+SCENES_SEED = 1
 IMAGE_MODEL = "tiny-sd3"
 VLM = "tiny-llava"
 SMOKE_NOTICE = (
@@ -64,8 +71,8 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         "--images",
         type=Path,
         metavar="DIR",
-        help="MMVP's images (<index>.jpg or the Hugging Face snapshot) for the VLM side "
-        "(default: stand-in pictures rendered offline)",
+        help="MMVP's images (<index>.jpg or the Hugging Face snapshot): the VLM also answers "
+        "MMVP's questions, beside the procedural scenes (default: scenes only)",
     )
 
 
@@ -81,40 +88,6 @@ def demo_indices(pairs_per_category: int) -> list[int]:
     return sorted(chosen)
 
 
-def write_stand_in_images(folder: Path, indices: list[int]) -> Path:
-    """Render a labelled stand-in picture per question, named as MMVP's images are."""
-    from PIL import Image, ImageDraw, ImageFont
-
-    from amvicc.catalogue import load_catalogue
-
-    catalogue = load_catalogue()
-    folder.mkdir(parents=True, exist_ok=True)
-    font = ImageFont.load_default(size=14)
-    for index in indices:
-        path = folder / f"{index}.png"
-        if path.exists():
-            continue
-        question = catalogue.question(index)
-        image = Image.new("RGB", (224, 224), (235, 235, 235))
-        draw = ImageDraw.Draw(image)
-        draw.multiline_text(
-            (8, 8),
-            f"stand-in for\nMMVP image {index}\n\n" + _wrap(question.text, 26),
-            fill=(40, 40, 40),
-            font=font,
-        )
-        temporary = path.with_suffix(".tmp")
-        image.save(temporary, format="PNG")
-        temporary.replace(path)
-    return folder
-
-
-def _wrap(text: str, width: int) -> str:
-    import textwrap
-
-    return "\n".join(textwrap.wrap(text, width))
-
-
 @verb(
     "demo",
     summary="run the whole flow offline on tiny smoke-test models and write the report",
@@ -128,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     indices = demo_indices(args.pairs)
     selection = ["--store", store, "--index", format_index_ranges(indices)]
     quiet = ["-q"] if args.quiet else []
-    images = args.images or write_stand_in_images(args.store / "stand-in-images", indices)
+    scenes = args.store / SCENES_FOLDER
     generation_run = f"demo-{IMAGE_MODEL}"
     report = args.store / "report.html"
     report_argv = [
@@ -143,7 +116,10 @@ def run(args: argparse.Namespace) -> int:
     print(PUBLISHED_NOTICE)
     print(SMOKE_NOTICE)
     if args.images is None:
-        print(f"The VLM answers about stand-in pictures in {images}; pass --images DIR for MMVP's.")
+        print(
+            f"The VLM answers about procedural scenes built in {scenes}; pass --images DIR "
+            "(MMVP's images) to ask it about MMVP's photographs too."
+        )
     published = [
         (
             f"part 1: import AMVICC's published grades of {model}",
@@ -151,6 +127,15 @@ def run(args: argparse.Namespace) -> int:
         )
         for sheet, model in published_sheets()
     ]
+    # MMVP's images are not shipped: only with --images is the VLM asked MMVP's questions.
+    mmvp_answers: list[tuple[str, list[str]]] = []
+    if args.images is not None:
+        mmvp_answers.append(
+            (
+                f"part 2: ask {VLM} MMVP's questions about its images, then grade the answers",
+                ["answer", "--model", VLM, "--images", str(args.images), *selection],
+            )
+        )
     steps = [
         *published,
         (
@@ -159,9 +144,29 @@ def run(args: argparse.Namespace) -> int:
             ["generate", "--model", IMAGE_MODEL, "--run", generation_run, *selection],
         ),
         (
-            f"part 2: answer the questions with the smoke VLM {VLM}, then grade the answers",
-            ["answer", "--model", VLM, "--images", str(images), *selection],
+            f"part 2: build {args.pairs} procedural scene pair(s) per category, whose answers "
+            "are known from the drawing",
+            [
+                *("scenes", "build", "--out", str(scenes)),
+                *("--per-category", str(args.pairs), "--seed", str(SCENES_SEED)),
+            ],
         ),
+        (
+            f"part 2: ask the smoke VLM {VLM} about the scenes, then grade the answers",
+            [
+                *("answer", "--model", VLM, "--catalogue", str(scenes / "catalogue.csv")),
+                *("--images", str(scenes / "images"), "--store", store),
+            ],
+        ),
+        (
+            f"part 2: ask {VLM} GRIP's question ladder about the scenes (five questions of "
+            "rising competence per image, typed answers), then grade the replies",
+            [
+                *("answer", "--model", VLM, "--catalogue", str(scenes / "catalogue.csv")),
+                *("--images", str(scenes / "images"), "--ladder", "--store", store),
+            ],
+        ),
+        *mmvp_answers,
         (
             f"part 2: judge the explicit images by asking {VLM} their question",
             ["judge", "--run", generation_run, "--method", "question", "--judge", VLM, *selection],
@@ -172,14 +177,16 @@ def run(args: argparse.Namespace) -> int:
         ),
         (
             "write the report: AMVICC's published table first, the smoke-test models apart "
-            "after it, on the pairs they were asked",
+            "after it, on the pairs they were asked; the scene answers on their own catalogue",
             report_argv,
         ),
     ]
     for number, (what, argv) in enumerate(steps, start=1):
-        print(f"\n[{number}/{len(steps)}] {what}\n$ {shlex.join(['amvicc', *argv, *quiet])}")
+        # -q right after the verb: `scenes` takes it there, before its action.
+        command = [argv[0], *quiet, *argv[1:]]
+        print(f"\n[{number}/{len(steps)}] {what}\n$ {shlex.join(['amvicc', *command])}")
         sys.stdout.flush()
-        status = run_verb([*argv, *quiet])
+        status = run_verb(command)
         if status != 0:
             raise UserError(
                 f"step {number} ({what}) failed with status {status}; fix what it printed and "
@@ -188,6 +195,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"\nDone in {time.perf_counter() - started:.0f} s.")
     print(f"  workspace  {args.store}")
     print(f"  report     {report}  (first: AMVICC's published image-model results)")
+    print(f"  scenes     {scenes}  (the scene set the VLM was asked about)")
     print(SMOKE_NOTICE)
     print("Rate the smoke images yourself (blinded, keyboard-driven), then refresh the report:")
     print(f"  amvicc score --store {shlex.quote(store)}")

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
-from amvicc.catalogue import Catalogue
+from amvicc.catalogue import Catalogue, catalogue_file
 from amvicc.errors import WorkspaceError
 from amvicc.generate.chat_images import ChatImageBackend
 from amvicc.generate.distributed import ProcessLayout, current_layout
@@ -109,7 +109,12 @@ def run_generate(
         # prompt variant) is a run of its own, side by side with the baseline, never
         # replacing its images.
         outputs={**backend.outputs, **seeding, "catalogue_sha256": catalogue.sha256},
-        settings={**backend.settings, "batch_size": options.batch_size},
+        # The file, not only its hash, so the report can score the images against it.
+        settings={
+            **backend.settings,
+            "batch_size": options.batch_size,
+            "catalogue": catalogue_file(catalogue),
+        },
         label_policy=catalogue.label_policy,
         catalogue_sha256=catalogue.sha256,
         smoke=backend.smoke,

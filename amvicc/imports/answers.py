@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from amvicc.catalogue import Catalogue, OptionLabel, Question
+from amvicc.catalogue import Catalogue, OptionLabel, Question, catalogue_file
 from amvicc.errors import UserError
 from amvicc.imports.options import (
     ANSWER_FORMATS,
@@ -63,7 +63,6 @@ from amvicc.imports.options import (
     ImportAnswersSummary,
 )
 from amvicc.provenance import canonical_json
-from amvicc.resources import default_catalogue_path
 from amvicc.store import (
     DATABASE_NAME,
     EXTRACTOR_SOURCE,
@@ -812,8 +811,6 @@ def import_answer_file(
 
 def _spec(answers: AnswerFile, catalogue: Catalogue, *, model: str, command: str | None) -> RunSpec:
     """The import run: an answer run whose configuration says where its replies came from."""
-    resolved = Path(catalogue.source).resolve()
-    catalogue_file = None if resolved == default_catalogue_path().resolve() else str(resolved)
     return RunSpec(
         stage="answer",
         model=model,
@@ -827,7 +824,7 @@ def _spec(answers: AnswerFile, catalogue: Catalogue, *, model: str, command: str
         settings={
             "source_file": answers.name,
             "source_sha256": answers.sha256,
-            "catalogue": catalogue_file,
+            "catalogue": catalogue_file(catalogue),
         },
         label_policy=catalogue.label_policy,
         catalogue_sha256=catalogue.sha256,

@@ -41,7 +41,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from amvicc.catalogue import Catalogue, PromptKind, Question
+from amvicc.catalogue import Catalogue, PromptKind, Question, catalogue_file
 from amvicc.catalogue.csvtext import csv_records
 from amvicc.errors import UserError
 from amvicc.imports.options import ImportGradesOptions, ImportGradesSummary
@@ -272,7 +272,8 @@ def import_grade_sheet(
     prompts = dict(sheet.prompts)
     name = variant_name(prompts, variant)
     outputs: dict[str, object] = dict(IMPORT_OUTPUTS)
-    settings: dict[str, object] = {}
+    # The file the IDs refer to, so the report scores the sheet against it.
+    settings: dict[str, object] = {"catalogue": catalogue_file(catalogue)}
     if name is not None:
         outputs["variant"] = name
         settings["variant_prompts"] = prompts

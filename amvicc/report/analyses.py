@@ -56,6 +56,7 @@ ROW_COLUMNS = [
     "condition",
     "p_value",
     "p_adjusted",
+    "catalogue",
 ]
 CROSS = "vlm×igm"
 T = TypeVar("T")
@@ -80,6 +81,7 @@ class Analyses:
         currency: the prices' currency ("" without prices).
         raw_cells: results cells a raw reading of padded sheet cells would change.
         sheets: per imported model, the grade sheets behind it.
+        catalogue: the short name of the catalogue the items are on (every row's).
         timings: seconds per section, for the benchmark.
     """
 
@@ -97,6 +99,7 @@ class Analyses:
     currency: str
     raw_cells: pd.DataFrame
     sheets: dict[str, list[str]]
+    catalogue: str = ""
     timings: dict[str, float] = field(default_factory=dict)
 
 
@@ -144,6 +147,7 @@ def compute_analyses(store: Store, items: Items, options: ReportOptions) -> Anal
         currency=prices.currency if prices is not None else "",
         raw_cells=raw_cells,
         sheets=sheets,
+        catalogue=items.catalogue_name,
         timings=timings,
     )
 
@@ -173,7 +177,8 @@ def analysis_rows(analyses: Analyses) -> pd.DataFrame:
     McNemar's, ``p_adjusted`` Holm's across categories), ``explicit-implicit`` (the gain),
     ``variant=<name> vs=<baseline>``, ``concordance`` / ``concordance pooled`` (``model``
     is ``<VLM> × <image model>``; ``p_value`` of the odds ratio is Fisher's), ``baseline``,
-    ``usage`` and ``raw sheet cells``.
+    ``usage`` and ``raw sheet cells``. Every row is on the report's catalogue
+    (``catalogue``).
     """
     parts = [
         _per_sample_rows(analyses.per_sample, analyses.spread),
@@ -188,7 +193,9 @@ def analysis_rows(analyses: Analyses) -> pd.DataFrame:
     kept = [p for p in parts if not p.empty]
     if not kept:
         return pd.DataFrame(columns=ROW_COLUMNS)
-    return pd.concat(kept, ignore_index=True)[ROW_COLUMNS]
+    rows = pd.concat(kept, ignore_index=True)
+    rows["catalogue"] = analyses.catalogue
+    return rows[ROW_COLUMNS]
 
 
 def _per_sample_rows(per_sample: pd.DataFrame, spread: pd.DataFrame) -> pd.DataFrame:

@@ -19,6 +19,7 @@ from tqdm import tqdm
 from amvicc import __version__
 from amvicc.catalogue import Catalogue
 from amvicc.report.analyses import Analyses, compute_analyses
+from amvicc.report.catalogues import Catalogues, other_catalogues
 from amvicc.report.crossmodal import BlindSpot, blind_spot_evidence
 from amvicc.report.entries import ModelEntry
 from amvicc.report.gallery import GalleryItem, failing_examples
@@ -69,6 +70,9 @@ class Report:
             (:mod:`~amvicc.report.ladder`).
         analyses: the item-level sections (concordance, comparisons, gains, ablations,
             baselines, usage, sheet notes).
+        catalogues: the entries on other catalogues than the report's, scored apart against
+            their own, and each model's accuracies on every catalogue side by side
+            (:mod:`~amvicc.report.catalogues`).
         blind_spots: the first shared blind spots with the images and replies behind them.
         timings: seconds each step took.
     """
@@ -94,6 +98,7 @@ class Report:
     interaction: Interaction
     robustness: pd.DataFrame
     analyses: Analyses
+    catalogues: Catalogues
     ladder: LadderTables = field(default_factory=LadderTables)
     blind_spots: tuple[BlindSpot, ...] = ()
     timings: dict[str, float] = field(default_factory=dict)
@@ -165,6 +170,7 @@ def build_report(
         shared = shared_failure_modes(plain(metrics), failures, categories)
         missing = missing_summary(plain_items)
         samples = samples_table(plain_items, plain(metrics), options)
+        catalogues = other_catalogues(store, options, items, metrics)
         lap("metrics")
         bar.update()
         bar.set_postfix_str(steps[2])
@@ -222,6 +228,7 @@ def build_report(
         interaction=interaction,
         robustness=robustness,
         analyses=analyses,
+        catalogues=catalogues,
         ladder=ladder,
         blind_spots=tuple(spots),
         timings={**timings, **{f"analyses.{k}": v for k, v in analyses.timings.items()}},
@@ -261,9 +268,10 @@ def compute_metrics(
 ) -> pd.DataFrame:
     """AMVICC's metrics for every model, per category and ``all``, as a tidy DataFrame.
 
-    Columns ``label, model, modality, condition, smoke, samples, category, metric, value,
-    correct, total, missing, ci_low, ci_high`` (and ``entry``, the configuration key): every
-    row of the CSV. Perturbed runs give ``individual`` / ``pair`` rows with their condition
+    Columns ``label, model, modality, condition, catalogue, smoke, samples, category, metric,
+    value, correct, total, missing, ci_low, ci_high`` (and ``entry``, the configuration key):
+    the CSV's rows of the report's catalogue (runs on other catalogues are scored apart, see
+    :func:`~amvicc.report.catalogues.other_catalogues`). Perturbed runs give ``individual`` / ``pair`` rows with their condition
     (``grain=0.1``); challenge arms give ``capitulation``, ``correction`` and their
     ``_adjusted`` rows with the arm as condition; an empty condition is a plain run. Keyword
     arguments override :class:`ReportOptions` fields, e.g. ``missing="exclude"``,

@@ -19,6 +19,7 @@ from __future__ import annotations
 import fnmatch
 import itertools
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -71,14 +72,7 @@ def procedure_table(items: Items, options: ReportOptions) -> pd.DataFrame:
     for grading, frame in [(THREE_STAGE, vlm)] + [
         (s, source_answer_items(items, s)) for s in sources
     ]:
-        sub = Items(
-            entries,
-            frame,
-            items.image_verdicts,
-            items.response_verdicts,
-            items.catalogue,
-            items.basis,
-        )
+        sub = replace(items, entries=entries, frame=frame)
         table = metric_table(sub, _no_bootstrap(options))
         table = table[table["category"] == "all"].assign(grading=grading)
         rows.append(table)
@@ -86,8 +80,6 @@ def procedure_table(items: Items, options: ReportOptions) -> pd.DataFrame:
 
 
 def _no_bootstrap(options: ReportOptions) -> ReportOptions:
-    from dataclasses import replace
-
     return replace(options, bootstrap=0)
 
 

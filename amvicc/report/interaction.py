@@ -170,6 +170,7 @@ def interaction_table(store: Store, items: Items, options: ReportOptions) -> Int
         rows += _rates(config, mine, theirs, options)
         counts.append(_counts(config, mine, control))
     metrics = pd.DataFrame(rows, columns=[*METRIC_COLUMNS, "challenged_run"])
+    metrics["catalogue"] = items.catalogue_name
     metrics = metrics.assign(
         _label=metrics["label"].str.casefold(),
         _arm=metrics["condition"].map(_arm_rank),

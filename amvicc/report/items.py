@@ -21,12 +21,18 @@ Which verdict decides an item:
   not (the judge was shown the other policy's answer) it says nothing, and the item is
   missing. ``no_answer``, an undecided response and a failed request are missing.
 
+Only the models on the report's catalogue get items here
+(:class:`~amvicc.report.entries.OnCatalogue`): a scene set's index 5 is another question than
+MMVP's 5. The others are kept in :attr:`Items.elsewhere` and scored against their own
+catalogue by the same function (:mod:`amvicc.report.catalogues`).
+
 Everything is vectorised with pandas (the same rule as :func:`amvicc.agreement.resolve`,
 checked against it in the tests), so 360,000 verdicts take well under a second.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -41,7 +47,15 @@ from amvicc.catalogue import (
     load_catalogue,
 )
 from amvicc.errors import UserError
-from amvicc.report.entries import ModelEntry, entry_keys, load_entries, with_samples
+from amvicc.report.entries import (
+    ModelEntry,
+    OnCatalogue,
+    catalogue_key,
+    catalogue_names,
+    entry_keys,
+    load_entries,
+    with_samples,
+)
 from amvicc.report.options import ANY_VERDICTS, HUMAN_VERDICTS, ReportOptions
 from amvicc.store import DECIDING_ANSWERS, JUDGE_PREFIX, Store, VerdictSubject, source_role
 
@@ -93,6 +107,10 @@ class Items:
         response_verdicts: the same for the report's answers.
         catalogue: the questions reported on.
         basis: whose image verdicts decided the items.
+        catalogue_name: the catalogue's short name, the ``catalogue`` column of the rows
+            (:func:`~amvicc.report.entries.catalogue_names`).
+        elsewhere: the selected entries on another catalogue, left out of these items: they
+            are scored apart, against their own catalogue (:mod:`amvicc.report.catalogues`).
     """
 
     entries: tuple[ModelEntry, ...]
@@ -101,6 +119,8 @@ class Items:
     response_verdicts: pd.DataFrame
     catalogue: Catalogue
     basis: str
+    catalogue_name: str = ""
+    elsewhere: tuple[ModelEntry, ...] = ()
 
     def judge_sources(self) -> list[str]:
         """The automatic image judges that rated any of the report's images."""
@@ -119,14 +139,29 @@ class Items:
         return replace(self, frame=frame, basis=basis)
 
 
-def collect_items(store: Store, options: ReportOptions | None = None) -> Items:
-    """Read the workspace and decide every item of every selected model.
+def collect_items(
+    store: Store,
+    options: ReportOptions | None = None,
+    *,
+    entries: Sequence[ModelEntry] | None = None,
+) -> Items:
+    """Read the workspace and decide every item of every selected model on its catalogue.
+
+    The selected models on another catalogue than ``options.catalogue`` are left out (in
+    :attr:`Items.elsewhere`): their question indices mean other questions.
+
+    Args:
+        store: the workspace.
+        options: the catalogue, the selection and how to decide.
+        entries: decide the items of exactly these entries, read before and known to be on
+            ``options.catalogue`` (None: the workspace's selected entries on it).
 
     Raises:
-        UserError: nothing to report, an unknown ``--models`` name or ``--verdicts`` source.
+        UserError: nothing to report, no selected run on the catalogue, an unknown
+            ``--models`` name or ``--verdicts`` source.
     """
     options = options or ReportOptions()
-    catalogue = load_catalogue(options.catalogue, labels=options.labels or "corrected")
+    catalogue = whole = load_catalogue(options.catalogue, labels=options.labels or "corrected")
     if options.indices is not None:
         check_index_ranges(options.indices, [q.index for q in catalogue], catalogue.source)
     if options.categories:
@@ -138,7 +173,18 @@ def collect_items(store: Store, options: ReportOptions | None = None) -> Items:
         catalogue = catalogue.select(indices={q.index for q in catalogue if q.pair in pairs})
         if not len(catalogue):
             raise UserError("--index selects no question of the benchmark; widen it")
-    entries = load_entries(store, options.models, labels=options.labels)
+    elsewhere: tuple[ModelEntry, ...] = ()
+    # Entries given are another catalogue's: a judge --verdicts names may never have seen
+    # them, and then their images are simply not rated.
+    check_basis = entries is None
+    if entries is None:
+        on = OnCatalogue(whole)  # before any selection: a prompt variant asks all of it
+        chosen = load_entries(store, options.models, labels=options.labels, on=on)
+        elsewhere = tuple(e for e in chosen if not on(e))
+        entries = [e for e in chosen if on(e)]
+        if not entries:
+            raise UserError(_nothing_on(catalogue, elsewhere))
+    entries = list(entries)
     if any(e.modality == "igm" for e in entries) and not catalogue.has_prompts:
         raise UserError(
             f"{catalogue.source} has no generation prompts, so image models cannot be scored; "
@@ -149,7 +195,8 @@ def collect_items(store: Store, options: ReportOptions | None = None) -> Items:
     entries = with_samples(entries, image_rows, response_rows)
     image_verdicts = _latest_verdicts(store, "image", image_rows["image_id"])
     response_verdicts = _latest_verdicts(store, "response", response_rows["response_id"])
-    _check_basis(options.verdicts, image_verdicts)
+    if check_basis:
+        _check_basis(options.verdicts, image_verdicts)
     questions = _questions(catalogue)
     frames = []
     igm = [e for e in entries if e.modality == "igm"]
@@ -170,6 +217,24 @@ def collect_items(store: Store, options: ReportOptions | None = None) -> Items:
         response_verdicts=response_verdicts,
         catalogue=catalogue,
         basis=options.verdicts,
+        catalogue_name=catalogue_names(catalogue, elsewhere)[catalogue_key(catalogue)],
+        elsewhere=elsewhere,
+    )
+
+
+def _nothing_on(catalogue: Catalogue, elsewhere: Sequence[ModelEntry]) -> str:
+    """Why a report on ``catalogue`` has nothing, and which catalogues the runs used."""
+    names = catalogue_names(catalogue, elsewhere)
+    used = []
+    for e in elsewhere:
+        if e.on_shipped_catalogue:
+            where = f"{names[e.catalogue_key]} (the shipped catalogue: leave out --catalogue)"
+        else:
+            where = f"{names[e.catalogue_key]} ({e.catalogue_file or 'file not recorded'})"
+        used.append(where)
+    return (
+        f"no selected run used the catalogue {catalogue.source}; they used "
+        f"{', '.join(dict.fromkeys(used))}: report with --catalogue set to one of them"
     )
 
 

@@ -28,7 +28,6 @@ import fnmatch
 import json
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -37,6 +36,7 @@ from amvicc.catalogue import CATEGORY_BY_CODE, load_catalogue, parse_categories
 from amvicc.errors import UserError
 from amvicc.ladder import LADDER_LEVELS, LEVEL_NAMES, LadderQuestion
 from amvicc.report.analyses import ROW_COLUMNS
+from amvicc.report.entries import recorded_catalogue_name
 from amvicc.report.metrics import ALL
 from amvicc.report.options import ReportOptions
 from amvicc.store import Store
@@ -49,13 +49,16 @@ CHAIN_ORDER = [*(str(level) for level in LADDER_LEVELS), NO_BREAK, UNKNOWN]
 
 @dataclass(frozen=True)
 class LadderEntry:
-    """One ladder configuration: a model with its options, and the scenes it was asked about."""
+    """One ladder configuration: a model with its options, and the scene set it was asked about.
+
+    ``catalogue`` names the scene set's catalogue as every report row does (``scenes``).
+    """
 
     key: str
     label: str
     model: str
     smoke: bool
-    scenes: str
+    catalogue: str
     run_ids: tuple[str, ...]
 
 
@@ -128,16 +131,13 @@ def _entries(store: Store, patterns: tuple[str, ...] | None) -> list[LadderEntry
                 label=label,
                 model=last.model,
                 smoke=any(bool(r.smoke) for r in group),
-                scenes=_scene_set(last.config.get("ladder")),
+                catalogue=recorded_catalogue_name(
+                    last.config.get("catalogue"), last.catalogue_sha256 or ""
+                ),
                 run_ids=tuple(r.run_id for r in group),
             )
         )
     return sorted(entries, key=lambda e: e.label.casefold())
-
-
-def _scene_set(ladder: object) -> str:
-    """The scene set a ladder came from, as a person names it: its folder."""
-    return Path(str(ladder)).parent.name if ladder else "?"
 
 
 def _entry_items(store: Store, entry: LadderEntry) -> list[dict[str, Any]]:
@@ -286,6 +286,7 @@ def ladder_rows(tables: LadderTables) -> pd.DataFrame:
     if tables.empty:
         return pd.DataFrame(columns=ROW_COLUMNS)
     levels = tables.levels
+    names = {e.label: e.catalogue for e in tables.entries}
     frames = []
     for suffix, value, correct in (
         ("", levels["accuracy"], levels["correct"]),
@@ -305,6 +306,7 @@ def ladder_rows(tables: LadderTables) -> pd.DataFrame:
                     "ci_low": levels["ci_low"] if not suffix else None,
                     "ci_high": levels["ci_high"] if not suffix else None,
                     "condition": "ladder",
+                    "catalogue": levels["entry"].map(names),
                 }
             )
         )
@@ -321,6 +323,7 @@ def ladder_rows(tables: LadderTables) -> pd.DataFrame:
                 "correct": chains["count"],
                 "total": totals,
                 "condition": "ladder",
+                "catalogue": chains["entry"].map(names),
             }
         )
     )
@@ -337,7 +340,7 @@ def ladder_records(tables: LadderTables) -> dict[str, Any]:
                 "label": e.label,
                 "model": e.model,
                 "smoke": e.smoke,
-                "scenes": e.scenes,
+                "catalogue": e.catalogue,
                 "runs": list(e.run_ids),
             }
             for e in tables.entries
@@ -401,7 +404,7 @@ def ladder_view(
             {
                 "name": f"{entry.label} {smoke_mark}" if entry.smoke else entry.label,
                 "smoke": entry.smoke,
-                "scenes": entry.scenes,
+                "catalogue": entry.catalogue,
                 "runs": ", ".join(entry.run_ids),
                 "columns": columns,
                 "column_names": [

@@ -107,6 +107,9 @@ def source_kind(source: str) -> str:
 def describe_methods(store: Store, items: Items) -> Methods:
     """Collect the runs, seeds, judges and counts behind the report."""
     labels = {run_id: e.label for e in items.entries for run_id in e.run_ids}
+    # Runs on other catalogues are reported apart, but are runs behind the report all the same.
+    apart = {run_id: e.label for e in items.elsewhere for run_id in e.run_ids}
+    labels.update(apart)
     runs = store.runs()
     # A challenge run belongs with the answer run it continues.
     for run in runs:
@@ -132,7 +135,9 @@ def describe_methods(store: Store, items: Items) -> Methods:
             # An API without a seed parameter (OpenAI images, chat-completion images).
             seed_text = str(config["seeds"])
         note = None
-        if run.catalogue_sha256 and run.catalogue_sha256 != items.catalogue.sha256:
+        if run.run_id in apart:
+            note = "on another catalogue than the report's: scored apart, against its own"
+        elif run.catalogue_sha256 and run.catalogue_sha256 != items.catalogue.sha256:
             note = "made with another catalogue file than the report's"
         infos.append(
             RunInfo(

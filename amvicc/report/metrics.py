@@ -132,11 +132,12 @@ def metric_table(items: Items, options: ReportOptions) -> pd.DataFrame:
     """Every metric of every model, per category and ``all``, tidy.
 
     Returns:
-        Columns ``entry, label, model, modality, condition, smoke, samples, category, metric,
-        value, correct, total, missing, ci_low, ci_high`` (``value`` = correct / total, NaN
-        when nothing was counted; the interval is NaN without bootstrap; ``condition`` empty
-        for a plain run, e.g. ``grain=0.1`` for a perturbed one, ``variant=<name>`` for a
-        prompt variant's images).
+        Columns ``entry, label, model, modality, condition, catalogue, smoke, samples,
+        category, metric, value, correct, total, missing, ci_low, ci_high`` (``value`` =
+        correct / total, NaN when nothing was counted; the interval is NaN without bootstrap;
+        ``condition`` empty for a plain run, e.g. ``grain=0.1`` for a perturbed one,
+        ``variant=<name>`` for a prompt variant's images; ``catalogue`` the items' catalogue's
+        short name, :attr:`Items.catalogue_name`).
     """
     units = pair_units(items, options)
     both = pd.concat([units, units.assign(category=ALL)], ignore_index=True)
@@ -163,6 +164,7 @@ def metric_table(items: Items, options: ReportOptions) -> pd.DataFrame:
         where=counted > 0,
     )
     table = table.merge(_entry_columns(items), on="entry", how="left")
+    table["catalogue"] = items.catalogue_name
     table = _sorted(table)
     return table[list(METRIC_COLUMNS)].reset_index(drop=True)
 
@@ -174,6 +176,7 @@ METRIC_COLUMNS = (
     "model",
     "modality",
     "condition",
+    "catalogue",
     "smoke",
     "samples",
     "category",

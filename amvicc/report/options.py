@@ -50,7 +50,8 @@ class ReportOptions:
             pairs and reports them beside real models scored on all 300 questions.
         prices: a YAML file of prices per model, for the tokens-and-cost table (None: tokens
             only; amvicc ships no prices).
-        catalogue: the benchmark file (None: the shipped catalogue).
+        catalogue: the benchmark file (None: the shipped catalogue). Runs made on another
+            catalogue are scored apart, against the file they recorded.
         labels: score every VLM under this label policy (None: each run's own policy).
         gallery: failing examples shown per model in the HTML report.
         format: ``html``, ``md``, ``csv`` or ``json`` (see :func:`report_format`).

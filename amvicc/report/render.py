@@ -1,7 +1,10 @@
 """Write a :class:`~amvicc.report.build.Report` as HTML, Markdown, CSV or JSON.
 
 - CSV: one row per number, ``model,modality,category,metric,value,correct,total`` then
-  ``ci_low,ci_high`` when intervals were computed, then ``condition,p_value,p_adjusted``;
+  ``ci_low,ci_high`` when intervals were computed, then ``condition,p_value,p_adjusted``,
+  then ``catalogue`` (the short name of the catalogue the number is on: ``MMVP`` for the
+  shipped one; the rows of other catalogues' runs follow the report's own, see
+  :mod:`amvicc.report.catalogues`);
   ``value`` with 6 decimals (empty when nothing was counted). The accuracies come first:
   ``condition`` is empty for a plain run, a perturbation (``grain=0.1``) for a perturbed run's
   ``individual`` / ``pair`` rows, ``variant=<name>`` for a prompt variant's, or a challenge arm
@@ -35,7 +38,7 @@ import pandas as pd
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
 from amvicc import __version__
-from amvicc.catalogue import CATEGORY_BY_CODE
+from amvicc.catalogue import CATEGORIES, CATEGORY_BY_CODE
 from amvicc.catalogue.csvtext import excel_safe as excel_safe_cell
 from amvicc.report.analyses import ROW_COLUMNS
 from amvicc.report.analysis_view import (
@@ -45,6 +48,7 @@ from amvicc.report.analysis_view import (
     sample_spread_cells,
 )
 from amvicc.report.build import Report
+from amvicc.report.catalogues import report_rows
 from amvicc.report.interaction import ARM_ORDER, INTERACTION_METRICS, INTERACTION_NAMES
 from amvicc.report.ladder import LadderTables, ladder_records, ladder_rows, ladder_view
 from amvicc.report.metrics import (
@@ -61,6 +65,7 @@ from amvicc.store import utc_now
 CSV_COLUMNS = ("model", "modality", "category", "metric", "value", "correct", "total")
 INTERVAL_COLUMNS = ("ci_low", "ci_high")
 CONDITION_COLUMNS = ("condition", "p_value", "p_adjusted")
+CATALOGUE_COLUMNS = ("catalogue",)
 SMOKE_MARK = "⚠ smoke"
 SMOKE_WARNING = (
     "random weights, built offline for tests and demos: their numbers only show that the "
@@ -80,7 +85,7 @@ def render_report(report: Report, fmt: ReportFormat) -> str:
         from amvicc.report.analyses import analysis_rows
 
         return to_csv(
-            report.metrics,
+            report_rows(report.metrics, report.catalogues),
             intervals=report.options.bootstrap > 0,
             extra=pd.concat([analysis_rows(report.analyses), ladder_rows(report.ladder)]),
             excel_safe=report.options.excel_safe,
@@ -145,17 +150,23 @@ def to_csv(
     The columns are fixed (see the module docstring); ``extra`` has
     :data:`amvicc.report.analyses.ROW_COLUMNS`. Formatted column by column: a report of
     fifty models has tens of thousands of comparison rows. ``excel_safe`` prefixes model names
-    that a spreadsheet would run as a formula (``=...``) with ``'`` (see
+    and catalogue names that a spreadsheet would run as a formula (``=...``) with ``'`` (see
     :func:`amvicc.catalogue.csvtext.excel_safe`).
     """
-    columns = CSV_COLUMNS + (INTERVAL_COLUMNS if intervals else ()) + CONDITION_COLUMNS
+    columns = (
+        CSV_COLUMNS
+        + (INTERVAL_COLUMNS if intervals else ())
+        + CONDITION_COLUMNS
+        + CATALOGUE_COLUMNS
+    )
     plain = (
         metrics.drop(columns=[c for c in ("model",) if c in metrics.columns])
         .rename(columns={"label": "model"})
         .assign(p_value=np.nan, p_adjusted=np.nan)
     )
-    if "condition" not in plain.columns:
-        plain["condition"] = ""
+    for column in ("condition", "catalogue"):
+        if column not in plain.columns:
+            plain[column] = ""
     parts = [plain[ROW_COLUMNS]]
     if extra is not None and not extra.empty:
         parts.append(extra[ROW_COLUMNS])
@@ -175,6 +186,10 @@ def to_csv(
         "condition": rows["condition"].fillna("").astype(str).tolist(),
         "p_value": _formatted(rows["p_value"], "{:.6g}"),
         "p_adjusted": _formatted(rows["p_adjusted"], "{:.6g}"),
+        "catalogue": [
+            excel_safe_cell(name) if excel_safe else name
+            for name in rows["catalogue"].fillna("").astype(str)
+        ],
     }
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
@@ -225,10 +240,12 @@ def to_json(report: Report) -> str:
         "generated_at": report.generated_at,
         "store": report.store_root,
         "catalogue": {
+            "name": report.catalogues.name,
             "source": report.catalogue.source,
             "sha256": report.catalogue.sha256,
             "categories": report.categories,
         },
+        "other_catalogues": _catalogue_records(report),
         "options": options,
         "thresholds": {
             "individual": report.options.threshold_individual,
@@ -249,7 +266,7 @@ def to_json(report: Report) -> str:
             }
             for e in report.entries
         ],
-        "metrics": _records(report.metrics),
+        "metrics": _records(report_rows(report.metrics, report.catalogues)),
         "interaction": _records(report.interaction.counts),
         "robustness": _records(report.robustness, drop=("entry", "clean_entry")),
         "ladder": ladder_records(report.ladder),
@@ -272,6 +289,25 @@ def to_json(report: Report) -> str:
         },
     }
     return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def _catalogue_records(report: Report) -> dict[str, Any]:
+    """The other catalogues, their models, what could not be scored, and the comparison."""
+    catalogues = report.catalogues
+    return {
+        "catalogues": [
+            {
+                "name": other.name,
+                "source": other.items.catalogue.source,
+                "sha256": other.items.catalogue.sha256,
+                "categories": other.categories,
+                "models": [e.label for e in other.items.entries],
+            }
+            for other in catalogues.others
+        ],
+        "side_by_side": _records(catalogues.side_by_side, drop=()),
+        "not_scored": [asdict(row) for row in catalogues.not_scored],
+    }
 
 
 def _analysis_records(report: Report) -> dict[str, Any]:
@@ -364,16 +400,53 @@ def _name(label: str, smoke: bool) -> str:
     return f"{label} {SMOKE_MARK}" if smoke else label
 
 
-def _metric_tables(report: Report, metrics: pd.DataFrame) -> list[dict[str, Any]]:
+_NO_CELL = {"text": "–", "ci": "", "failing": False, "count": "", "missing": 0}
+
+
+def _accuracy_cell(
+    cell: Mapping[Any, Any] | None, metric: str, category: str, report: Report
+) -> dict[str, Any]:
+    """One accuracy as a table shows it: the value, failing or not, count, interval, missing."""
+    if cell is None:
+        return dict(_NO_CELL)
+    failing = (
+        category != ALL and cell["total"] > 0 and cell["value"] < threshold(metric, report.options)
+    )
+    level = round(100 * report.options.confidence)
+    return {
+        "text": _number(cell["value"]),
+        "ci": _interval(cell["ci_low"], cell["ci_high"], level),
+        "failing": bool(failing),
+        "count": f"{int(cell['correct'])}/{int(cell['total'])}",
+        "missing": int(cell["missing"]),
+    }
+
+
+def _table(
+    modality: str, smoke: bool, columns: list[str], rows: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """A table of the metric-table macro: one modality's real or smoke-test models."""
+    return {
+        "modality": modality,
+        "smoke": smoke,
+        "title": (SMOKE_TITLES if smoke else MODALITY_TITLES)[modality],
+        "columns": columns,
+        "rows": rows,
+    }
+
+
+def _metric_tables(
+    report: Report, metrics: pd.DataFrame, categories: list[str] | None = None
+) -> list[dict[str, Any]]:
     """Per modality: rows (model, metric) × columns (categories, all), with flags.
 
     Real models come first, a modality's smoke-test models in tables of their own after
     every real one (``smoke``: True), so random-weight numbers never share a table with — or
-    come before — real results.
+    come before — real results. The columns are the report's categories unless
+    ``categories`` (another catalogue's) are given.
     """
     tables = []
-    columns = [*report.categories, ALL]
-    level = round(100 * report.options.confidence)
+    columns = [*(report.categories if categories is None else categories), ALL]
     smoke_column = metrics["smoke"].astype(bool)
     for smoke, (modality, names) in itertools.product(
         (False, True), (("igm", IGM_METRICS), ("vlm", VLM_METRICS))
@@ -388,33 +461,10 @@ def _metric_tables(report: Report, metrics: pd.DataFrame) -> list[dict[str, Any]
         for entry in dict.fromkeys(part["entry"]):
             first = part[part["entry"] == entry].iloc[0]
             for index, metric in enumerate(names):
-                row_cells = []
-                for category in columns:
-                    cell = cells.get((entry, metric, category))
-                    if cell is None:
-                        row_cells.append(
-                            {"text": "–", "ci": "", "failing": False, "count": "", "missing": 0}
-                        )
-                        continue
-                    failing = (
-                        category != ALL
-                        and cell["total"] > 0
-                        and cell["value"] < threshold(metric, report.options)
-                    )
-                    ci = (
-                        ""
-                        if _missing(cell["ci_low"])
-                        else f"{level}% CI {_number(cell['ci_low'])}–{_number(cell['ci_high'])}"
-                    )
-                    row_cells.append(
-                        {
-                            "text": _number(cell["value"]),
-                            "ci": ci,
-                            "failing": bool(failing),
-                            "count": f"{int(cell['correct'])}/{int(cell['total'])}",
-                            "missing": int(cell["missing"]),
-                        }
-                    )
+                row_cells = [
+                    _accuracy_cell(cells.get((entry, metric, category)), metric, category, report)
+                    for category in columns
+                ]
                 rows.append(
                     {
                         "name": _name(str(first["label"]), bool(first["smoke"])),
@@ -428,15 +478,118 @@ def _metric_tables(report: Report, metrics: pd.DataFrame) -> list[dict[str, Any]
                 )
         tables.append(
             {
-                "modality": modality,
-                "smoke": smoke,
-                "title": (SMOKE_TITLES if smoke else MODALITY_TITLES)[modality],
-                "columns": columns,
-                "rows": rows,
+                **_table(modality, smoke, columns, rows),
                 "metrics": [(SHORT_NAMES[m], m) for m in names],
             }
         )
     return tables
+
+
+def _catalogue_view(report: Report) -> dict[str, Any]:
+    """The other catalogues' section: their tables, the side-by-side, what is not scored."""
+    catalogues = report.catalogues
+    return {
+        "name": catalogues.name,
+        "title": f"{catalogues.name} and other catalogues",
+        "any": catalogues.any,
+        "others": [
+            {
+                "name": other.name,
+                "source": other.items.catalogue.source,
+                "sha256": other.items.catalogue.sha256,
+                "questions": len(other.items.catalogue),
+                "tables": _metric_tables(report, plain(other.metrics), other.categories),
+            }
+            for other in catalogues.others
+        ],
+        "side_by_side": _side_by_side_tables(report),
+        "not_scored": [
+            {**asdict(row), "name": _name(row.label, row.smoke), "runs": ", ".join(row.runs)}
+            for row in catalogues.not_scored
+        ],
+    }
+
+
+def _side_by_side_tables(report: Report) -> list[dict[str, Any]]:
+    """Per modality: each model's rows (metric, catalogue) and differences × categories.
+
+    Shaped as :func:`_metric_tables`' tables (the same table macro draws them); smoke-test
+    models in tables of their own, after the real ones.
+    """
+    side = report.catalogues.side_by_side
+    if side.empty:
+        return []
+    present = set(side["category"])
+    columns = [c.code for c in CATEGORIES if c.code in present] + [ALL]
+    tables = []
+    for smoke, modality in itertools.product((False, True), ("igm", "vlm")):
+        part = side[(side["modality"] == modality) & (side["smoke"].astype(bool) == smoke)]
+        if part.empty:
+            continue
+        rows = []
+        for label in dict.fromkeys(part["label"]):
+            lines = _side_by_side_lines(report, part[part["label"] == label], columns)
+            rows += [
+                {
+                    **line,
+                    "name": _name(str(label), smoke),
+                    "smoke": smoke,
+                    "first": index == 0,
+                    "span": len(lines),
+                }
+                for index, line in enumerate(lines)
+            ]
+        tables.append(_table(modality, smoke, columns, rows))
+    return tables
+
+
+def _side_by_side_lines(
+    report: Report, mine: pd.DataFrame, columns: list[str]
+) -> list[dict[str, Any]]:
+    """One model's lines: per metric, its accuracy on each catalogue, then the differences."""
+    cells = {
+        (r["metric"], r["catalogue"], r["category"]): r for r in mine.to_dict(orient="records")
+    }
+    lines: list[dict[str, Any]] = []
+    for metric in dict.fromkeys(mine["metric"]):
+        rows = mine[mine["metric"] == metric]
+        reference = str(rows["reference"].iloc[0])
+        names = [str(c) for c in dict.fromkeys(rows["catalogue"])]
+        short = SHORT_NAMES[metric]
+        for name in names:
+            lines.append(
+                {
+                    "metric": metric,
+                    "short": f"{short} · {name}",
+                    "cells": [
+                        _accuracy_cell(cells.get((metric, name, c)), metric, c, report)
+                        for c in columns
+                    ],
+                }
+            )
+        for name in names:
+            if name == reference:
+                continue
+            differences = [cells.get((metric, name, c)) for c in columns]
+            lines.append(
+                {
+                    "metric": f"{metric}: {name} − {reference}",
+                    "short": f"Δ{short} {name} − {reference}",
+                    "cells": [
+                        dict(_NO_CELL)
+                        if d is None or _missing(d["difference"])
+                        else {**_NO_CELL, "text": f"{float(d['difference']):+.3f}"}
+                        for d in differences
+                    ],
+                }
+            )
+    return lines
+
+
+def _all_smoke_models(report: Report) -> list[str]:
+    """The smoke-test models of every table, other catalogues' too: the opening banner's."""
+    others = [e for other in report.catalogues.others for e in other.items.entries]
+    return list(dict.fromkeys([*report.smoke_models, *(e.label for e in others if e.smoke)]))
 
 
 def _view(report: Report, *, html: bool) -> dict[str, Any]:
@@ -447,6 +600,7 @@ def _view(report: Report, *, html: bool) -> dict[str, Any]:
         "options": report.options,
         "categories": [(c, CATEGORY_BY_CODE[c].name) for c in report.categories],
         "smoke_models": report.smoke_models,
+        "banner_smoke_models": _all_smoke_models(report),
         "smoke_warning": SMOKE_WARNING,
         "smoke_mark": SMOKE_MARK,
         "chance": {"individual": CHANCE_INDIVIDUAL, "pair": CHANCE_PAIR},
@@ -519,6 +673,7 @@ def _view(report: Report, *, html: bool) -> dict[str, Any]:
         "methods": report.methods,
         "models": report.entries,
         "analysis": analysis_view(report),
+        "catalogues": _catalogue_view(report),
     }
     view["real_tables"] = [t for t in view["tables"] if not t["smoke"]]
     view["smoke_tables"] = [t for t in view["tables"] if t["smoke"]]

@@ -10,6 +10,7 @@ import pandas as pd
 from amvicc.errors import UserError
 from amvicc.report.analyses import analysis_rows, compute_analyses
 from amvicc.report.build import build_report, plain_only, with_interaction
+from amvicc.report.catalogues import other_catalogues, report_rows
 from amvicc.report.entries import IGM_STAGES, VLM_STAGES
 from amvicc.report.interaction import interaction_table
 from amvicc.report.items import collect_items
@@ -65,6 +66,7 @@ def _compute(options: ReportOptions, store: Store) -> tuple[str, dict[str, float
         metrics = with_interaction(
             metric_table(items, options), interaction_table(store, items, options)
         )
+        metrics = report_rows(metrics, other_catalogues(store, options, items, metrics))
         counted = time.perf_counter()
         analyses = compute_analyses(store, plain_only(items), options)
         ladder_csv = ladder_rows(ladder_tables(store, options))

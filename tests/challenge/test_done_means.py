@@ -59,7 +59,7 @@ def test_answer_challenge_perturb_report(
     rows = [r for r in every_row if r["condition"] in ("", "grain=0.1", "assertion", "control")]
     assert list(rows[0]) == [
         "model", "modality", "category", "metric", "value", "correct", "total",
-        "ci_low", "ci_high", "condition", "p_value", "p_adjusted",
+        "ci_low", "ci_high", "condition", "p_value", "p_adjusted", "catalogue",
     ]  # fmt: skip
     overall = {(r["condition"], r["metric"]): r for r in rows if r["category"] == "all"}
     assert {r["modality"] for r in rows} == {"vlm"} and {r["model"] for r in rows} == {"fake-vlm"}

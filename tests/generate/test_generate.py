@@ -169,9 +169,14 @@ def test_a_prompt_variant_is_a_run_of_its_own_beside_the_baseline(
     assert len(ours) == 4 and set(ours["prompt"]) >= {old}
     theirs = current[current["config_key"] == second.config_key]
     assert set(theirs["prompt"]) >= {old + " at dusk"}
-    # The report shows both, side by side.
+    # Each run records its catalogue file (None: the shipped one), outside its configuration.
+    recorded = {r.config_key: r.config["catalogue"] for r in store.runs(stage="generate")}
+    assert recorded == {first.config_key: None, second.config_key: str(reworded.resolve())}
+    # The report shows both, side by side: the variant asks the same questions, so it is in
+    # the main tables (compared item by item), not scored apart as another catalogue.
     report = build_report(store, indices=frozenset({1, 2}), bootstrap=0, format="md")
     assert {e.key for e in report.entries} == {first.config_key, second.config_key}
+    assert not report.catalogues.any
     # Rerunning the baseline makes nothing.
     assert run_generate(_options(), store=store, catalogue=baseline).made == 0
 

@@ -325,7 +325,7 @@ def test_exact_fractions_survive_the_csv(workspace: Workspace) -> None:
     text = render_report(build_report(workspace.store, TX_ONLY), "csv")
     row = next(line for line in text.splitlines() if line.startswith("m1,igm,tx,pair_implicit,"))
     assert (
-        row == f"m1,igm,tx,pair_implicit,{float(Fraction(2, 7)):.6f},2,7,,,"
+        row == f"m1,igm,tx,pair_implicit,{float(Fraction(2, 7)):.6f},2,7,,,,MMVP"
     )  # plain: no condition
 
 

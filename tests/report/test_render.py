@@ -83,8 +83,10 @@ def test_csv_has_exactly_the_columns(filled: Workspace) -> None:
         "condition",
         "p_value",
         "p_adjusted",
+        "catalogue",
     ]
     body = [r for r in rows[1:] if r[9] == ""]  # the accuracies; other rows have a condition
+    assert {r[12] for r in rows[1:]} == {"MMVP"}  # every row is on the shipped catalogue
     assert {r[1] for r in body} == {"igm", "vlm"}
     assert {r[2] for r in body} == {"tx", "qc", "all"}
     metrics = {r[3] for r in body}
@@ -102,7 +104,7 @@ def test_csv_has_exactly_the_columns(filled: Workspace) -> None:
     assert len(body) == 2 * 3 * 4 + 1 * 3 * 2
     without = render_report(build_report(filled.store, categories=("tx",), bootstrap=0), "csv")
     assert without.splitlines()[0] == (
-        "model,modality,category,metric,value,correct,total,condition,p_value,p_adjusted"
+        "model,modality,category,metric,value,correct,total,condition,p_value,p_adjusted,catalogue"
     )
 
 
@@ -267,7 +269,8 @@ def test_python_dash_m(filled: Workspace) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(
-        "model,modality,category,metric,value,correct,total,condition,p_value,p_adjusted\n"
+        "model,modality,category,metric,value,correct,total,condition,p_value,p_adjusted,"
+        "catalogue\n"
     )
 
 

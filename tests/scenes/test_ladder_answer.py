@@ -305,7 +305,7 @@ def test_the_report_counts_levels_chains_and_baselines(
                  "-o", str(out), "-q"]) == 0  # fmt: skip
     document = json.loads(out.read_text())
     (entry,) = document["ladder"]["entries"]
-    assert entry["model"] == "fake-vlm" and entry["scenes"] == "scenes"
+    assert entry["model"] == "fake-vlm" and entry["catalogue"] == "scenes"
     assert len(document["ladder"]["levels"]) == 5 * 3
 
 
