@@ -24,8 +24,9 @@ import asyncio
 import json
 import math
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from amvicc.api import gather_bounded
 from amvicc.catalogue import Catalogue, Option, Question
@@ -38,6 +39,7 @@ from amvicc.store import (
     LLM_JUDGE_PREFIX,
     AuditSampleRecord,
     ResponseRecord,
+    RunRecord,
     Store,
     VerdictRecord,
 )
@@ -90,6 +92,46 @@ class RunGrades:
     judge_source: str | None = None
     ladder: bool = False
     procedure_skipped: str | None = None
+
+    @classmethod
+    def from_stages(
+        cls,
+        run: RunRecord,
+        responses: list[ResponseRecord],
+        first: FirstStage,
+        judged: JudgeTally,
+        settled: Settled,
+        *,
+        added: int,
+        judge_source: str | None,
+        ladder: bool = False,
+        procedure_skipped: str | None = None,
+    ) -> RunGrades:
+        """The account of a run graded by :func:`read_every_reply`, the judge and :func:`settle`."""
+        answered = sum(1 for r in responses if r.status == "ok")
+        return cls(
+            run_id=run.run_id,
+            model=run.model,
+            smoke=bool(run.smoke),
+            responses=answered,
+            failed=len(responses) - answered,
+            extractor=first.values,
+            rules=first.rules,
+            judge_asked=judged.asked,
+            judge_reused=judged.reused,
+            judge_values=judged.values,
+            judge_errors=judged.errors,
+            audit_queue=settled.audit,
+            correct=settled.correct,
+            scored=settled.scored,
+            verdicts_added=added,
+            reread=first.reread,
+            reread_changed=first.reread_changed,
+            audit_drawn=settled.drawn,
+            judge_source=judge_source,
+            ladder=ladder,
+            procedure_skipped=procedure_skipped,
+        )
 
     def lines(self) -> list[str]:
         """A short human-readable account, one fact a line."""
@@ -190,40 +232,16 @@ def grade_run(
     answered = [r for r in responses if r.status == "ok"]
     questions = {r.response_id: _question(catalogue, r) for r in answered}
 
-    extractor: Counter[str] = Counter()
-    rules: Counter[str] = Counter()
-    undecided: list[ResponseRecord] = []
-    verdicts: list[VerdictRecord] = []
-    reread = reread_changed = 0
-    latest = store.latest_verdicts_by_response(run_id)
-    for response in answered:
+    def read(response: ResponseRecord) -> Reading:
         extraction = extract_choice(response.text, questions[response.response_id])
-        extractor[extraction.value] += 1
-        rules[extraction.rule] += 1
-        if extraction.choice is None:
-            undecided.append(response)
-        stored = [v for v in latest.get(response.response_id, ()) if v.source == EXTRACTOR_SOURCE]
-        if stored:
-            version = json.loads(stored[-1].detail_json).get("extractor_version", 1)
-            older = version < EXTRACTOR_VERSION
-            reread += older
-            reread_changed += older and stored[-1].value != extraction.value
-            if stored[-1].value == extraction.value and not older:
-                continue  # a re-grade that changes nothing adds nothing
-        verdicts.append(
-            VerdictRecord(
-                source=EXTRACTOR_SOURCE,
-                value=extraction.value,
-                response_id=response.response_id,
-                run_id=run_id,
-                detail_json=canonical_json(
-                    {"rule": extraction.rule, "extractor_version": EXTRACTOR_VERSION}
-                ),
-            )
-        )
-    added = store.add_verdicts(verdicts, skip_unchanged=False)
+        return Reading(extraction.value, extraction.rule, {"rule": extraction.rule})
 
-    judged = _JudgeTally()
+    first = read_every_reply(
+        store, run_id, answered, read, version_field="extractor_version", version=EXTRACTOR_VERSION
+    )
+    latest, undecided, added = first.latest, first.undecided, first.added
+
+    judged = JudgeTally()
     targets = answered if judge is not None and judge.all_replies else undecided
     if judge is not None and judge.procedure is not None:
         # A procedure grades against the correct answer; replies without one are not its.
@@ -231,9 +249,132 @@ def grade_run(
             r for r in targets if correct_option(store, r, questions[r.response_id]) is not None
         ]
     if judge is not None and targets:
-        judged = asyncio.run(_judge(store, run_id, judge, targets, questions, latest, progress))
+
+        async def ask(response: ResponseRecord) -> tuple[str | None, dict[str, Any]]:
+            assert judge is not None
+            question = questions[response.response_id]
+            correct = correct_option(store, response, question)
+            judgement = await judge.judge(
+                question, response.text or "", correct, response_id=response.response_id
+            )
+            return judgement.value, judgement.detail(judge, judge.seed_for(response.response_id))
+
+        judged = asyncio.run(
+            judge_replies(
+                store, run_id, judge, targets, latest, key=judge.key, ask=ask, progress=progress
+            )
+        )
         added += judged.added
 
+    def is_correct(response: ResponseRecord, value: str) -> bool | None:
+        right = correct_option(store, response, questions[response.response_id])
+        return answer_correct(value, right.label if right is not None else None)
+
+    settled = settle(store, run_id, answered, is_correct, audit_sample)
+    return RunGrades.from_stages(
+        run,
+        responses,
+        first,
+        judged,
+        settled,
+        added=added,
+        judge_source=judge.source if judge is not None else None,
+    )
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What stage 1 read in one reply: the verdict value, the rule, and what to store."""
+
+    value: str
+    rule: str
+    detail: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class FirstStage:
+    """What stage 1 did to a run: its values and rules, the undecided, and what it re-read."""
+
+    values: Counter[str]
+    rules: Counter[str]
+    undecided: list[ResponseRecord]
+    added: int
+    reread: int
+    reread_changed: int
+    latest: dict[str, list[VerdictRecord]]
+
+
+def read_every_reply(
+    store: Store,
+    run_id: str,
+    answered: list[ResponseRecord],
+    read: Callable[[ResponseRecord], Reading],
+    *,
+    version_field: str,
+    version: int,
+) -> FirstStage:
+    """Stage 1 over a run: read every reply, store what changed (source ``extractor``).
+
+    A reply already read to the same value by the same reader version adds nothing; one read
+    by an older version is read again and gets a new row (the old one stays as history).
+    ``version_field`` names the reader's version in the detail (missing: version 1 for the
+    extractor, which predates it; 0 otherwise).
+    """
+    values: Counter[str] = Counter()
+    rules: Counter[str] = Counter()
+    undecided: list[ResponseRecord] = []
+    verdicts: list[VerdictRecord] = []
+    reread = reread_changed = 0
+    latest = store.latest_verdicts_by_response(run_id)
+    unversioned = 1 if version_field == "extractor_version" else 0
+    for response in answered:
+        reading = read(response)
+        values[reading.value] += 1
+        rules[reading.rule] += 1
+        if reading.value == "undecided":
+            undecided.append(response)
+        stored = [v for v in latest.get(response.response_id, ()) if v.source == EXTRACTOR_SOURCE]
+        if stored:
+            older = json.loads(stored[-1].detail_json).get(version_field, unversioned) < version
+            reread += older
+            reread_changed += older and stored[-1].value != reading.value
+            if stored[-1].value == reading.value and not older:
+                continue  # a re-grade that changes nothing adds nothing
+        verdicts.append(
+            VerdictRecord(
+                source=EXTRACTOR_SOURCE,
+                value=reading.value,
+                response_id=response.response_id,
+                run_id=run_id,
+                detail_json=canonical_json({**reading.detail, version_field: version}),
+            )
+        )
+    added = store.add_verdicts(verdicts, skip_unchanged=False)
+    return FirstStage(values, rules, undecided, added, reread, reread_changed, latest)
+
+
+@dataclass(frozen=True)
+class Settled:
+    """A run's replies after every stage: the audit queue, the score, the sample drawn."""
+
+    audit: int
+    correct: int
+    scored: int
+    drawn: Counter[str]
+
+
+def settle(
+    store: Store,
+    run_id: str,
+    answered: list[ResponseRecord],
+    is_correct: Callable[[ResponseRecord, str], bool | None],
+    audit_sample: AuditSampleOptions | None,
+) -> Settled:
+    """Each reply's final verdict: undecided ones are the audit queue, the rest are scored.
+
+    The automatic decisions, by the stage that made them, are the strata the audit sample
+    is drawn from.
+    """
     latest = store.latest_verdicts_by_response(run_id)
     audit = correct = scored = 0
     strata: dict[str, list[tuple[str, str]]] = {"extractor": [], "llm-judge": []}
@@ -246,35 +387,14 @@ def grade_run(
             strata["extractor"].append((response.response_id, value))
         elif source is not None and source.startswith(LLM_JUDGE_PREFIX):
             strata["llm-judge"].append((response.response_id, value))
-        right = correct_option(store, response, questions[response.response_id])
-        outcome = answer_correct(value, right.label if right is not None else None)
+        outcome = is_correct(response, value)
         if outcome is not None:
             scored += 1
             correct += outcome
     drawn: Counter[str] = Counter()
     if audit_sample is not None:
         drawn = draw_audit_sample(store, run_id, strata, audit_sample)
-    return RunGrades(
-        run_id=run_id,
-        model=run.model,
-        smoke=bool(run.smoke),
-        responses=len(answered),
-        failed=len(responses) - len(answered),
-        extractor=extractor,
-        rules=rules,
-        judge_asked=judged.asked,
-        judge_reused=judged.reused,
-        judge_values=judged.values,
-        judge_errors=judged.errors,
-        audit_queue=audit,
-        correct=correct,
-        scored=scored,
-        verdicts_added=added,
-        reread=reread,
-        reread_changed=reread_changed,
-        audit_drawn=drawn,
-        judge_source=judge.source if judge is not None else None,
-    )
+    return Settled(audit, correct, scored, drawn)
 
 
 def answer_correct(value: str, answer: str | None) -> bool | None:
@@ -338,7 +458,9 @@ def _question(catalogue: Catalogue, response: ResponseRecord) -> Question:
 
 
 @dataclass
-class _JudgeTally:
+class JudgeTally:
+    """What the LLM judge did to a run's replies."""
+
     asked: int = 0
     reused: int = 0
     errors: int = 0
@@ -346,45 +468,46 @@ class _JudgeTally:
     values: Counter[str] = field(default_factory=Counter)
 
 
-async def _judge(
+async def judge_replies(
     store: Store,
     run_id: str,
     judge: LLMJudge,
-    undecided: list[ResponseRecord],
-    questions: dict[str, Question],
+    targets: list[ResponseRecord],
     latest: dict[str, list[VerdictRecord]],
+    *,
+    key: str,
+    ask: Callable[[ResponseRecord], Awaitable[tuple[str | None, dict[str, Any]]]],
     progress: bool,
-) -> _JudgeTally:
+) -> JudgeTally:
+    """Stage 2 over a run: ask the judge about each target not yet judged under ``key``.
+
+    ``ask`` returns the verdict value (None: the request failed, nothing is stored and the
+    next grading asks again) and the detail to store, which must hold ``judge_key``.
+    """
     from tqdm import tqdm
 
-    tally = _JudgeTally()
+    tally = JudgeTally()
     todo: list[ResponseRecord] = []
-    for response in undecided:
+    for response in targets:
         previous = [v for v in latest.get(response.response_id, []) if v.source == judge.source]
-        if previous and json.loads(previous[-1].detail_json).get("judge_key") == judge.key:
+        if previous and json.loads(previous[-1].detail_json).get("judge_key") == key:
             tally.reused += 1
         else:
             todo.append(response)
 
     async def one(response: ResponseRecord) -> None:
-        question = questions[response.response_id]
-        correct = correct_option(store, response, question)
-        judgement = await judge.judge(
-            question, response.text or "", correct, response_id=response.response_id
-        )
+        value, detail = await ask(response)
         tally.asked += 1
-        if judgement.value is None:
+        if value is None:
             tally.errors += 1
             return
-        tally.values[judgement.value] += 1
+        tally.values[value] += 1
         verdict = VerdictRecord(
             source=judge.source,
-            value=judgement.value,
+            value=value,
             response_id=response.response_id,
             run_id=run_id,
-            detail_json=canonical_json(
-                judgement.detail(judge, judge.seed_for(response.response_id))
-            ),
+            detail_json=canonical_json(detail),
         )
         # Always recorded: the detail (settings, raw reply) is what makes it reusable.
         tally.added += store.add_verdicts([verdict], skip_unchanged=False)
