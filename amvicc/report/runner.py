@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import replace
+from pathlib import Path
 
 import pandas as pd
 
+from amvicc.catalogue import load_catalogue
 from amvicc.errors import UserError
 from amvicc.report.analyses import analysis_rows, compute_analyses
 from amvicc.report.build import build_report, plain_only, with_interaction
 from amvicc.report.catalogues import other_catalogues, report_rows
-from amvicc.report.entries import IGM_STAGES, VLM_STAGES
+from amvicc.report.entries import IGM_STAGES, VLM_STAGES, OnCatalogue, load_entries
 from amvicc.report.interaction import interaction_table
 from amvicc.report.items import collect_items
 from amvicc.report.ladder import ladder_rows, ladder_tables
@@ -33,6 +36,7 @@ def run_report(options: ReportOptions, *, store: Store) -> ReportSummary:
     Raises:
         UserError: nothing to report, a bad selection, or the file cannot be written.
     """
+    options = _default_catalogue(options, store)
     with single_threaded_blas():
         text, timings = _compute(options, store)
     log.debug(
@@ -49,6 +53,38 @@ def run_report(options: ReportOptions, *, store: Store) -> ReportSummary:
         except OSError as err:
             raise UserError(f"cannot write the report to {path}: {err.strerror}") from None
     return ReportSummary(options.format, text, path)
+
+
+def _default_catalogue(options: ReportOptions, store: Store) -> ReportOptions:
+    """Without ``--catalogue``: the shipped one, unless every selected run used one other file.
+
+    A workspace of scene runs only (``amvicc scenes build``) then reports on its scene set, as
+    ``--catalogue`` would; runs on several catalogues, or on a file that is gone or changed,
+    leave the shipped one, and the report says what it could not score.
+    """
+    if (
+        options.catalogue is not None
+        or not store.runs_frame(stages=(*IGM_STAGES, *VLM_STAGES)).shape[0]
+    ):
+        return options
+    on_shipped = OnCatalogue(load_catalogue(None, labels=options.labels or "corrected"))
+    entries = load_entries(store, options.models, labels=options.labels, on=on_shipped)
+    if any(on_shipped(e) for e in entries):
+        return options
+    files = {(e.catalogue_file, e.catalogue_sha256) for e in entries}
+    if len(files) != 1:
+        return options
+    ((file, sha),) = files
+    if file is None or not Path(file).is_file():
+        return options
+    try:
+        catalogue = load_catalogue(file)
+    except UserError:
+        return options
+    if catalogue.sha256 != sha:
+        return options
+    log.info("reporting on %s: every selected run used it (--catalogue to choose)", file)
+    return replace(options, catalogue=Path(file))
 
 
 def _compute(options: ReportOptions, store: Store) -> tuple[str, dict[str, float]]:

@@ -226,3 +226,28 @@ def test_two_catalogues_of_one_name_get_their_hash_added(
     # One model on three catalogues: each beside MMVP.
     side = report.catalogues.side_by_side
     assert list(dict.fromkeys(side["catalogue"])) == ["MMVP", names[first], names[second]]
+
+
+def test_without_catalogue_a_workspace_of_one_scene_set_is_reported_on_it(
+    workspace: Workspace, scene_file: Path, tmp_path: Path
+) -> None:
+    from amvicc.report import ReportOptions, run_report
+
+    fill_scenes(workspace, scene_file)
+    summary = run_report(
+        ReportOptions(format="csv", bootstrap=0, progress=False), store=workspace.store
+    )
+    rows = list(csv.DictReader(io.StringIO(summary.text)))
+    assert {r["catalogue"] for r in rows} == {"scenes"}
+    (overall,) = [
+        r for r in rows
+        if r["metric"] == "individual" and r["category"] == "all" and r["condition"] == ""
+    ]  # fmt: skip
+    assert (overall["correct"], overall["total"]) == ("18", "18")  # every scene, right
+
+    # Two scene sets and no MMVP run: nothing says which, so it is the user's choice.
+    other = tmp_path / "elsewhere" / "scenes"
+    run_scenes(ScenesOptions(out=other, per_category=1, seed=2))
+    fill_scenes(workspace, other / "catalogue.csv", model="vlm2")
+    with pytest.raises(UserError, match="report with --catalogue set to one of them"):
+        run_report(ReportOptions(format="csv", bootstrap=0, progress=False), store=workspace.store)
