@@ -317,8 +317,8 @@ def read_every_reply(
 
     A reply already read to the same value by the same reader version adds nothing; one read
     by an older version is read again and gets a new row (the old one stays as history).
-    ``version_field`` names the reader's version in the detail (missing: version 1 for the
-    extractor, which predates it; 0 otherwise).
+    ``version_field`` names the reader's version in the detail (missing: version 1, the
+    extractor's first, which predates the field).
     """
     values: Counter[str] = Counter()
     rules: Counter[str] = Counter()
@@ -326,7 +326,6 @@ def read_every_reply(
     verdicts: list[VerdictRecord] = []
     reread = reread_changed = 0
     latest = store.latest_verdicts_by_response(run_id)
-    unversioned = 1 if version_field == "extractor_version" else 0
     for response in answered:
         reading = read(response)
         values[reading.value] += 1
@@ -335,7 +334,7 @@ def read_every_reply(
             undecided.append(response)
         stored = [v for v in latest.get(response.response_id, ()) if v.source == EXTRACTOR_SOURCE]
         if stored:
-            older = json.loads(stored[-1].detail_json).get(version_field, unversioned) < version
+            older = json.loads(stored[-1].detail_json).get(version_field, 1) < version
             reread += older
             reread_changed += older and stored[-1].value != reading.value
             if stored[-1].value == reading.value and not older:

@@ -32,9 +32,8 @@ from typing import Any
 
 import pandas as pd
 
-from amvicc.catalogue import CATEGORY_BY_CODE, load_catalogue, parse_categories
-from amvicc.errors import UserError
-from amvicc.ladder import LADDER_LEVELS, LEVEL_NAMES, LadderQuestion
+from amvicc.catalogue import parse_categories
+from amvicc.ladder import LADDER_LEVELS, LadderQuestion
 from amvicc.report.analyses import ROW_COLUMNS
 from amvicc.report.entries import recorded_catalogue_name
 from amvicc.report.metrics import ALL
@@ -145,7 +144,6 @@ def _entry_items(store: Store, entry: LadderEntry) -> list[dict[str, Any]]:
     verdicts: dict[str, list[Any]] = {}
     for run_id in entry.run_ids:
         verdicts.update(store.latest_verdicts_by_response(run_id))
-    categories = _catalogue_categories(store, entry)
     rows: dict[tuple[int, int, int], dict[str, Any]] = {}
     images: dict[tuple[int, int], str] = {}
     rungs: dict[tuple[int, int], dict[int, LadderQuestion]] = {}
@@ -155,7 +153,7 @@ def _entry_items(store: Store, entry: LadderEntry) -> list[dict[str, Any]]:
             continue
         rung = LadderQuestion.from_manifest(request["rung"])
         image = (response.question_index, response.sample)
-        images[image] = str(request.get("category") or categories.get(response.question_index, "?"))
+        images[image] = str(request.get("category", "?"))
         rungs.setdefault(image, {})[rung.level] = rung
         if response.status != "ok":
             outcome, reason = "missing", "error"
@@ -190,21 +188,6 @@ def _entry_items(store: Store, entry: LadderEntry) -> list[dict[str, Any]]:
                 },
             )
     return [rows[k] for k in sorted(rows)]
-
-
-def _catalogue_categories(store: Store, entry: LadderEntry) -> dict[int, str]:
-    """Each scene's category from the catalogue the run recorded, for replies stored without it.
-
-    Empty when the file is gone or changed: those replies' category shows as ``?``.
-    """
-    run = store.run(entry.run_ids[-1])
-    try:
-        catalogue = load_catalogue(run.config.get("catalogue"))
-    except UserError:
-        return {}
-    if run.catalogue_sha256 and catalogue.sha256 != run.catalogue_sha256:
-        return {}
-    return {q.index: q.category.code for q in catalogue}
 
 
 def _levels(items: pd.DataFrame, options: ReportOptions) -> pd.DataFrame:
@@ -328,108 +311,3 @@ def ladder_rows(tables: LadderTables) -> pd.DataFrame:
         )
     )
     return pd.concat(frames, ignore_index=True).reindex(columns=ROW_COLUMNS)
-
-
-def ladder_records(tables: LadderTables) -> dict[str, Any]:
-    """The ladder's tables for the JSON report."""
-    if tables.empty:
-        return {"entries": [], "levels": [], "chains": []}
-    return {
-        "entries": [
-            {
-                "label": e.label,
-                "model": e.model,
-                "smoke": e.smoke,
-                "catalogue": e.catalogue,
-                "runs": list(e.run_ids),
-            }
-            for e in tables.entries
-        ],
-        "levels": _json_records(tables.levels),
-        "chains": _json_records(tables.chains),
-    }
-
-
-def _json_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    return [
-        {str(k): (None if isinstance(v, float) and v != v else v) for k, v in row.items()}
-        for row in frame.to_dict("records")
-    ]
-
-
-def ladder_view(
-    tables: LadderTables, options: ReportOptions, smoke_mark: str
-) -> list[dict[str, Any]]:
-    """What the HTML and Markdown templates show: per model, levels × categories and chains."""
-    if tables.empty:
-        return []
-    level_percent = round(100 * options.confidence)
-    views = []
-    for entry in tables.entries:
-        levels = tables.levels[tables.levels["entry"] == entry.label]
-        if levels.empty:
-            continue
-        categories = [c for c in dict.fromkeys(levels["category"]) if c != ALL]
-        columns = [*categories, ALL]
-        cells = {(int(r["level"]), r["category"]): r for r in levels.to_dict("records")}
-        rows = []
-        for level in LADDER_LEVELS:
-            overall = cells.get((level, ALL))
-            if overall is None:
-                continue
-            row_cells = []
-            for category in columns:
-                cell = cells.get((level, category))
-                if cell is None:
-                    row_cells.append({"text": "–", "title": ""})
-                    continue
-                row_cells.append(
-                    {
-                        "text": _percent(cell["accuracy"]),
-                        "title": f"{cell['correct']}/{cell['total']} right, {cell['missing']} missing",
-                    }
-                )
-            rows.append(
-                {
-                    "level": level,
-                    "name": LEVEL_NAMES[level],
-                    "cells": row_cells,
-                    "baseline": _percent(overall["baseline"]),
-                    "missing": int(overall["missing"]),
-                    "ci": _interval(overall["ci_low"], overall["ci_high"], level_percent),
-                }
-            )
-        chains = tables.chains[tables.chains["entry"] == entry.label]
-        views.append(
-            {
-                "name": f"{entry.label} {smoke_mark}" if entry.smoke else entry.label,
-                "smoke": entry.smoke,
-                "catalogue": entry.catalogue,
-                "runs": ", ".join(entry.run_ids),
-                "columns": columns,
-                "column_names": [
-                    CATEGORY_BY_CODE[c].name if c in CATEGORY_BY_CODE else c for c in columns
-                ],
-                "rows": rows,
-                "chains": [
-                    {
-                        "first_failed": row["first_failed"],
-                        "count": int(row["count"]),
-                        "share": _percent(row["share"]),
-                    }
-                    for row in chains.to_dict("records")
-                ],
-                "chain_total": int(chains["count"].sum()),
-            }
-        )
-    return views
-
-
-def _percent(value: float) -> str:
-    return "–" if value != value else f"{100 * value:.1f}"
-
-
-def _interval(low: float, high: float, level: int) -> str:
-    if low != low:
-        return ""
-    return f"{level}% CI [{100 * low:.1f}, {100 * high:.1f}]"

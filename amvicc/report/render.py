@@ -40,6 +40,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from amvicc import __version__
 from amvicc.catalogue import CATEGORIES, CATEGORY_BY_CODE
 from amvicc.catalogue.csvtext import excel_safe as excel_safe_cell
+from amvicc.ladder import LADDER_LEVELS, LEVEL_NAMES
 from amvicc.report.analyses import ROW_COLUMNS
 from amvicc.report.analysis_view import (
     NO_SPREAD,
@@ -50,7 +51,7 @@ from amvicc.report.analysis_view import (
 from amvicc.report.build import Report
 from amvicc.report.catalogues import report_rows
 from amvicc.report.interaction import ARM_ORDER, INTERACTION_METRICS, INTERACTION_NAMES
-from amvicc.report.ladder import LadderTables, ladder_records, ladder_rows, ladder_view
+from amvicc.report.ladder import LadderTables, ladder_rows
 from amvicc.report.metrics import (
     ALL,
     IGM_METRICS,
@@ -118,7 +119,7 @@ def render_ladder_only(
             "amvicc_version": __version__,
             "generated_at": utc_now(),
             "store": store_root,
-            "ladder": ladder_records(ladder),
+            "ladder": _ladder_records(ladder),
         }
         return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     view = {
@@ -127,7 +128,7 @@ def render_ladder_only(
         "generated_at": utc_now(),
         "store_root": store_root,
         "ci_title": f"{round(100 * options.confidence)}% CI (all)",
-        "ladder": ladder_view(ladder, options, SMOKE_MARK),
+        "ladder": _ladder_tables(ladder, options),
         "smoke_models": [e.label for e in ladder.entries if e.smoke],
         "smoke_warning": SMOKE_WARNING,
         "smoke_mark": SMOKE_MARK,
@@ -269,7 +270,7 @@ def to_json(report: Report) -> str:
         "metrics": _records(report_rows(report.metrics, report.catalogues)),
         "interaction": _records(report.interaction.counts),
         "robustness": _records(report.robustness, drop=("entry", "clean_entry")),
-        "ladder": ladder_records(report.ladder),
+        "ladder": _ladder_records(report.ladder),
         "failure_modes": _records(report.failures),
         "shared_failure_modes": _records(report.shared),
         "missing": _records(report.missing),
@@ -608,7 +609,7 @@ def _view(report: Report, *, html: bool) -> dict[str, Any]:
         "interaction": _interaction_tables(report),
         "ci_title": f"{round(100 * report.options.confidence)}% CI (all)",
         "robustness": _robustness_tables(report),
-        "ladder": ladder_view(report.ladder, report.options, SMOKE_MARK),
+        "ladder": _ladder_tables(report.ladder, report.options),
         "failures": [
             {
                 **row,
@@ -848,3 +849,99 @@ def _robustness_tables(report: Report) -> list[dict[str, Any]]:
             {"name": _name(str(label), smoke), "smoke": smoke, "columns": columns, "rows": rows}
         )
     return tables
+
+
+def _ladder_records(tables: LadderTables) -> dict[str, Any]:
+    """The ladder's tables for the JSON report."""
+    if tables.empty:
+        return {"entries": [], "levels": [], "chains": []}
+    return {
+        "entries": [
+            {
+                "label": e.label,
+                "model": e.model,
+                "smoke": e.smoke,
+                "catalogue": e.catalogue,
+                "runs": list(e.run_ids),
+            }
+            for e in tables.entries
+        ],
+        "levels": _records(tables.levels, drop=()),
+        "chains": _records(tables.chains, drop=()),
+    }
+
+
+def _ladder_tables(tables: LadderTables, options: ReportOptions) -> list[dict[str, Any]]:
+    """What the HTML and Markdown templates show: per model, levels × categories and chains."""
+    if tables.empty:
+        return []
+    level_percent = round(100 * options.confidence)
+    views = []
+    for entry in tables.entries:
+        levels = tables.levels[tables.levels["entry"] == entry.label]
+        if levels.empty:
+            continue
+        categories = [c for c in dict.fromkeys(levels["category"]) if c != ALL]
+        columns = [*categories, ALL]
+        cells = {(int(r["level"]), r["category"]): r for r in levels.to_dict("records")}
+        rows = []
+        for level in LADDER_LEVELS:
+            overall = cells.get((level, ALL))
+            if overall is None:
+                continue
+            row_cells = []
+            for category in columns:
+                cell = cells.get((level, category))
+                if cell is None:
+                    row_cells.append({"text": "–", "title": ""})
+                    continue
+                row_cells.append(
+                    {
+                        "text": _percent(cell["accuracy"]),
+                        "title": f"{cell['correct']}/{cell['total']} right, {cell['missing']} missing",
+                    }
+                )
+            rows.append(
+                {
+                    "level": level,
+                    "name": LEVEL_NAMES[level],
+                    "cells": row_cells,
+                    "baseline": _percent(overall["baseline"]),
+                    "missing": int(overall["missing"]),
+                    "ci": _percent_interval(overall["ci_low"], overall["ci_high"], level_percent),
+                }
+            )
+        chains = tables.chains[tables.chains["entry"] == entry.label]
+        views.append(
+            {
+                "name": _name(entry.label, entry.smoke),
+                "smoke": entry.smoke,
+                "catalogue": entry.catalogue,
+                "runs": ", ".join(entry.run_ids),
+                "columns": columns,
+                "column_names": [
+                    CATEGORY_BY_CODE[c].name if c in CATEGORY_BY_CODE else c for c in columns
+                ],
+                "rows": rows,
+                "chains": [
+                    {
+                        "first_failed": row["first_failed"],
+                        "count": int(row["count"]),
+                        "share": _percent(row["share"]),
+                    }
+                    for row in chains.to_dict("records")
+                ],
+                "chain_total": int(chains["count"].sum()),
+            }
+        )
+    return views
+
+
+def _percent(value: float) -> str:
+    return "–" if value != value else f"{100 * value:.1f}"
+
+
+def _percent_interval(low: float, high: float, level: int) -> str:
+    if low != low:
+        return ""
+    return f"{level}% CI [{100 * low:.1f}, {100 * high:.1f}]"
