@@ -219,3 +219,29 @@ async def gather_bounded(
         return result
 
     return list(await asyncio.gather(*(one(item) for item in items)))
+
+
+async def drain_bounded(
+    take: Callable[[], ItemT | None],
+    worker: Callable[[ItemT], Awaitable[ResultT]],
+    *,
+    limit: int,
+    progress: tqdm[object] | None = None,
+) -> list[ResultT]:
+    """Run ``worker`` on what ``take`` hands out until it hands out None, ``limit`` at once.
+
+    :func:`gather_bounded` for a to-do list shared with other processes (a
+    :class:`~amvicc.store.ClaimFeed`'s ``take_one``): each of ``limit`` loops takes its next
+    item only when it is free, so nothing is claimed long before it is worked on. Results
+    come in the order the items finished.
+    """
+    results: list[ResultT] = []
+
+    async def loop() -> None:
+        while (item := take()) is not None:
+            results.append(await worker(item))
+            if progress is not None:
+                progress.update(1)
+
+    await asyncio.gather(*(loop() for _ in range(limit)))
+    return results

@@ -20,3 +20,15 @@ class WorkspaceError(UserError):
     ``interrupted`` (rerunning the same command resumes once the workspace is usable again),
     never as ``running``.
     """
+
+
+class Terminated(KeyboardInterrupt):
+    """The process was asked to stop by a signal (SIGTERM, SIGHUP), not by Ctrl-C.
+
+    A :class:`KeyboardInterrupt`, so everything that keeps work on Ctrl-C keeps it here too;
+    the CLI exits with ``128 + signal`` as shells expect.
+    """
+
+    def __init__(self, signal_number: int) -> None:
+        super().__init__(f"stopped by signal {signal_number}")
+        self.signal_number = signal_number

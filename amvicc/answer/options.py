@@ -6,18 +6,19 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from amvicc.api import ApiSettings
 from amvicc.catalogue import PromptKind
-from amvicc.vlm.base import LocalSettings
 from amvicc.vlm.engine import SamplingParams
+from amvicc.vlm.options import ModelRunOptions
 from amvicc.vlm.perturb import Perturbation
 
 
 @dataclass(frozen=True)
-class AnswerOptions:
+class AnswerOptions(ModelRunOptions):
     """Everything ``amvicc answer`` takes besides the catalogue and the store.
 
-    Exactly one image source is given: ``images``, ``hf_dataset`` or ``generated``.
+    Exactly one image source is given: ``images``, ``hf_dataset`` or ``generated``. The model
+    and run options (``api``, ``local``, ``limit``, ``run_name``, ``command``, ``progress``)
+    are :class:`~amvicc.vlm.options.ModelRunOptions`'.
 
     Attributes:
         model: ``openai:<model>``, ``hf:<repo or folder>``, ``tiny-llava``, or a name served at
@@ -30,17 +31,11 @@ class AnswerOptions:
         template: a jinja2 prompt template (None: the shipped ``answer.jinja``).
         repeats: samples per question (for mean@k and pass@k).
         sampling: temperature, reply length and base seed.
-        limit: ask about the first ``limit`` images only.
         perturbation: degrade every image before it is sent (``grain``, ``blur``, ``jpeg``,
             ``downscale``); the run is its own run with this condition, next to the clean one.
         ladder: ask GRIP's question ladder instead of the questions: this ``ladder.jsonl``
             (``amvicc scenes build`` writes one) gives each scene image's five rungs; the run
             is a ``ladder`` run of its own, graded by the typed comparator. Needs ``images``.
-        api: how to reach an OpenAI-compatible server.
-        local: how to run a local model.
-        run_name: the run's id (default: derived from the model and its configuration).
-        command: the command line, recorded with the run.
-        progress: show a progress bar.
     """
 
     model: str
@@ -52,14 +47,8 @@ class AnswerOptions:
     template: Path | None = None
     repeats: int = 1
     sampling: SamplingParams = field(default_factory=SamplingParams)
-    limit: int | None = None
     perturbation: Perturbation | None = None
     ladder: Path | None = None
-    api: ApiSettings = field(default_factory=ApiSettings)
-    local: LocalSettings = field(default_factory=LocalSettings)
-    run_name: str | None = None
-    command: str | None = None
-    progress: bool = True
 
 
 @dataclass(frozen=True)

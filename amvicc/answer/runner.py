@@ -15,9 +15,10 @@ from amvicc.answer.options import AnswerOptions, AnswerSummary
 from amvicc.catalogue import Catalogue, catalogue_file, format_index_ranges
 from amvicc.errors import UserError
 from amvicc.ladder import LadderQuestion, ladder_sha256, load_ladder, rung_key
+from amvicc.lifecycle import RunLifecycle
 from amvicc.store import RunSpec, Store
 from amvicc.vlm.base import SMOKE_WARNING, VLM
-from amvicc.vlm.engine import AnswerEngine, WorkItem, answer_with_progress, item_key
+from amvicc.vlm.engine import AnswerEngine, WorkItem
 from amvicc.vlm.images import (
     ImageSet,
     SourceImage,
@@ -64,10 +65,59 @@ def run_answer(
     vlm = vlm or open_vlm(options.model, api=options.api, local=options.local)
     if vlm.smoke:
         log.warning("%s %s", vlm.name, SMOKE_WARNING)
-    run = store.start_run(_spec(options, vlm, catalogue, template, ladder))
-    store.sweep_temporary()
+    spec = _spec(options, vlm, catalogue, template, ladder)
+    with RunLifecycle(store, spec, progress=options.progress, unit="req") as life:
+        run = life.start()
+        items = _work_items(images, catalogue, template, ladder, extras, options.repeats)
+        engine = AnswerEngine(store, run, vlm, options.sampling, retries=options.api.max_retries)
+        todo = engine.pending(items)
+        done_before = len(items) - len(todo)
+        log.info(
+            "run %s: %d to ask%s",
+            run.run_id,
+            len(todo),
+            f" ({done_before} of {len(items)} already answered)" if done_before else "",
+        )
+        result = engine.ask_shared(life, todo)
+        # Items another process holds are its to answer, not failures of this run.
+        failed = engine.unfinished(life, items)
+        life.finish(
+            "finished" if failed == 0 else "failed",
+            {
+                "items": len(items),
+                "answered": len(items) - failed,
+                "errors": failed,
+                "asked_now": life.taken,
+                "answered_elsewhere": life.elsewhere,
+                "seconds": round(result.seconds, 3),
+                "skipped_images": image_set.problems,
+            },
+        )
+    return AnswerSummary(
+        run_id=run.run_id,
+        store_root=str(store.root),
+        items=len(items),
+        answered=len(items) - failed,
+        asked_now=life.taken,
+        answered_now=result.answered,
+        elsewhere=life.elsewhere,
+        seconds=result.seconds,
+        error_kinds=result.error_kinds,
+        condition=run.condition,
+        ladder=ladder is not None,
+    )
 
-    items = [
+
+def _work_items(
+    images: Sequence[SourceImage],
+    catalogue: Catalogue,
+    template: PromptTemplate,
+    ladder: Ladder | None,
+    extras: dict[str, dict[str, Any]],
+    repeats: int,
+) -> list[WorkItem]:
+    """Every (image, question or rung, sample) to ask, with what each reply records."""
+    return [
         WorkItem(
             question=catalogue.question(image.index),
             image_key=image_key,
@@ -84,52 +134,8 @@ def run_answer(
         )
         for image in map(with_input_path, images)
         for image_key, prompt, extra in _prompts(image, catalogue, template, ladder)
-        for sample in range(options.repeats)
+        for sample in range(repeats)
     ]
-    engine = AnswerEngine(store, run, vlm, options.sampling, retries=options.api.max_retries)
-    todo = engine.pending(items)
-    done_before = len(items) - len(todo)
-    log.info(
-        "run %s: %d to ask%s",
-        run.run_id,
-        len(todo),
-        f" ({done_before} of {len(items)} already answered)" if done_before else "",
-    )
-    feed = engine.shared_feed(todo)
-    try:
-        result = answer_with_progress(engine, todo, progress=options.progress, feed=feed)
-    finally:
-        feed.close()
-    # Items another process holds are its to answer, not failures of this run.
-    elsewhere = feed.done_elsewhere + feed.held_elsewhere
-    held = store.held_leases(feed.scope)
-    failed = sum(1 for item in engine.pending(items) if item_key(item) not in held)
-    store.finish_run(
-        run.run_id,
-        "finished" if failed == 0 else "failed",
-        {
-            "items": len(items),
-            "answered": len(items) - failed,
-            "errors": failed,
-            "asked_now": feed.taken,
-            "answered_elsewhere": elsewhere,
-            "seconds": round(result.seconds, 3),
-            "skipped_images": image_set.problems,
-        },
-    )
-    return AnswerSummary(
-        run_id=run.run_id,
-        store_root=str(store.root),
-        items=len(items),
-        answered=len(items) - failed,
-        asked_now=feed.taken,
-        answered_now=result.answered,
-        elsewhere=elsewhere,
-        seconds=result.seconds,
-        error_kinds=result.error_kinds,
-        condition=run.condition,
-        ladder=ladder is not None,
-    )
 
 
 Ladder = dict[int, tuple[LadderQuestion, ...]]

@@ -14,16 +14,12 @@ from pathlib import Path
 
 from amvicc.catalogue.csvtext import csv_records
 from amvicc.catalogue.readers import (
-    AMVICC_QUESTIONS_HEADER,
     ANSWER_PATTERN,
-    MMVP_HEADER,
     OPTIONS_PATTERN,
     Row,
     amvicc_categories,
+    dialect_of,
     read_text,
-    rows_from_amvicc_questions,
-    rows_from_catalogue,
-    rows_from_mmvp,
 )
 from amvicc.catalogue.types import (
     CATEGORY_BY_CODE,
@@ -219,18 +215,10 @@ def check_catalogue(
     if not first_line:
         raise UserError(f"catalogue {file} is empty; it needs a header row and 2 rows per pair")
     header = tuple(cell.strip() for cell in csv_records(first_line, file)[0][1])
-    needs_prompts = False
-    if header == MMVP_HEADER:
-        fmt = "mmvp"
-        rows, problems = rows_from_mmvp(text, file)
-    elif header == AMVICC_QUESTIONS_HEADER:
-        fmt = "amvicc-questions"
-        rows, problems = rows_from_amvicc_questions(text, file)
-    else:
-        fmt = "catalogue"
-        needs_prompts = True
-        rows, problems = rows_from_catalogue(text, file)
-    questions, more = _validate(rows, file, needs_prompts=needs_prompts)
+    dialect = dialect_of(header)
+    fmt = dialect.name
+    rows, problems = dialect.read(text, file)
+    questions, more = _validate(rows, file, needs_prompts=dialect.needs_prompts)
     problems = sorted([*problems, *more], key=lambda p: p.line)
     if not questions and not problems:
         problems.append(Problem(file, 1, "no questions"))

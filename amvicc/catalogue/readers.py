@@ -8,7 +8,7 @@ on a bad row: each problem is collected with its file and line.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -153,6 +153,40 @@ def rows_from_amvicc_questions(text: str, file: str) -> tuple[list[Row], list[Pr
         index, code, question, options, answer = match.groups()
         rows.append(Row(line, index, None, code, None, question, options, answer))
     return rows, problems
+
+
+RowReader = Callable[[str, str], tuple[list[Row], list[Problem]]]
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """A catalogue format: the header that announces it and how its rows are read.
+
+    Attributes:
+        name: what runs record as the catalogue's format.
+        header: the first row's cells, exactly.
+        read: text and file name -> rows and problems (never raises on a bad row).
+        needs_prompts: its rows must carry implicit and explicit prompts.
+    """
+
+    name: str
+    header: tuple[str, ...] | None
+    read: RowReader
+    needs_prompts: bool = False
+
+
+#: Every catalogue format, recognised by its header; a new format is a reader and a line here.
+DIALECTS: tuple[Dialect, ...] = (
+    Dialect("mmvp", MMVP_HEADER, rows_from_mmvp),
+    Dialect("amvicc-questions", AMVICC_QUESTIONS_HEADER, rows_from_amvicc_questions),
+)
+#: Any other header: the project's own columns (``CATALOGUE_COLUMNS``), prompts included.
+DEFAULT_DIALECT = Dialect("catalogue", None, rows_from_catalogue, needs_prompts=True)
+
+
+def dialect_of(header: tuple[str, ...]) -> Dialect:
+    """The format a file's header announces (the project's own when none matches)."""
+    return next((d for d in DIALECTS if d.header == header), DEFAULT_DIALECT)
 
 
 def amvicc_categories() -> dict[int, Category]:

@@ -2,4 +2,4 @@
 
 from amvicc.cli import run_as_module
 
-run_as_module("challenge")
+run_as_module(__package__)

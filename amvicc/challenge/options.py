@@ -7,8 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, get_args
 
-from amvicc.api import ApiSettings
-from amvicc.vlm.base import LocalSettings
+from amvicc.vlm.options import ModelRunOptions
 
 Arm = Literal["assertion", "consensus", "peers", "control"]
 ARMS: tuple[Arm, ...] = get_args(Arm)
@@ -17,11 +16,14 @@ ARM_TEMPLATES: dict[Arm, str] = {arm: f"challenge_{arm}.jinja" for arm in ARMS}
 
 
 @dataclass(frozen=True)
-class ChallengeOptions:
+class ChallengeOptions(ModelRunOptions):
     """Everything ``amvicc challenge`` takes besides the catalogue and the store.
 
     The model, its sampling (temperature, reply length, seed) and the images are the answer
-    run's: a challenge continues that run's conversations, it does not start new ones.
+    run's: a challenge continues that run's conversations, it does not start new ones. Of the
+    shared :class:`~amvicc.vlm.options.ModelRunOptions`, ``api`` without a base URL means the
+    server the answer run recorded, ``local.dtype`` ``auto`` the answer run's precision, and
+    ``limit`` challenges the first ``limit`` first-turn replies only.
 
     Attributes:
         run_id: the answer run whose first-turn replies are challenged.
@@ -32,25 +34,12 @@ class ChallengeOptions:
             quoted, in this order (at least one).
         template: a jinja2 template for the arm's second turn (None: the shipped
             ``prompts/challenge_<arm>.jinja``).
-        api: how to reach the model's server; without a base URL, the one the answer run
-            recorded is used.
-        local: how to run a local model; ``dtype`` ``auto`` takes the answer run's.
-        limit: challenge the first ``limit`` first-turn replies only.
-        run_name: the run's id (default: ``challenge-<model>-<arm>-<hash>``).
-        command: the command line, recorded with the run.
-        progress: show a progress bar.
     """
 
     run_id: str
     arm: Arm
     peer_runs: tuple[str, ...] = ()
     template: Path | None = None
-    api: ApiSettings = field(default_factory=ApiSettings)
-    local: LocalSettings = field(default_factory=LocalSettings)
-    limit: int | None = None
-    run_name: str | None = None
-    command: str | None = None
-    progress: bool = True
 
 
 @dataclass(frozen=True)
@@ -73,6 +62,8 @@ class ChallengeSummary:
         skipped: other first-turn replies left out, by reason (``image missing``, ``no peer
             reply``).
         error_kinds: the commonest failure messages with their counts.
+        elsewhere: second turns another process challenging the same run asked, or held,
+            meanwhile.
     """
 
     run_id: str
@@ -87,6 +78,7 @@ class ChallengeSummary:
     undecided: int = 0
     skipped: Counter[str] = field(default_factory=Counter)
     error_kinds: Counter[str] = field(default_factory=Counter)
+    elsewhere: int = 0
 
     @property
     def failed(self) -> int:
@@ -98,9 +90,10 @@ class ChallengeSummary:
         rate = ""
         if self.seconds > 0 and self.asked_now:
             rate = f", {self.answered_now / self.seconds:.1f}/s"
+        shared = f", {self.elsewhere} by another process" if self.elsewhere else ""
         lines = [
             f"challenged {self.answered}/{self.items} first-turn replies of {self.challenged} "
-            f"[{self.arm}] ({self.asked_now} asked now{rate}); run {self.run_id} in "
+            f"[{self.arm}] ({self.asked_now} asked now{rate}{shared}); run {self.run_id} in "
             f"{self.store_root}"
         ]
         if self.undecided:

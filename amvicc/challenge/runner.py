@@ -16,9 +16,10 @@ from amvicc.api import DEFAULT_KEY_ENV, ApiSettings
 from amvicc.catalogue import Catalogue, OptionLabel, format_index_ranges
 from amvicc.challenge.options import ARM_TEMPLATES, ChallengeOptions, ChallengeSummary
 from amvicc.errors import UserError
+from amvicc.lifecycle import RunLifecycle
 from amvicc.store import ResponseRecord, RunRecord, RunSpec, Store, VerdictRecord
 from amvicc.vlm.base import SMOKE_WARNING, VLM, ChatTurn, EncodedImage, LocalSettings
-from amvicc.vlm.engine import AnswerEngine, SamplingParams, WorkItem, answer_with_progress
+from amvicc.vlm.engine import AnswerEngine, SamplingParams, WorkItem
 from amvicc.vlm.prompting import PromptTemplate, load_template
 from amvicc.vlm.providers import open_vlm
 from amvicc.vlm.replies import final_verdict
@@ -93,28 +94,28 @@ def run_challenge(
     vlm = vlm or open_vlm(parent.model, api=_api(options, parent), local=_local(options, parent))
     if vlm.smoke:
         log.warning("%s %s", vlm.name, SMOKE_WARNING)
-    run = store.start_run(_spec(options, parent, vlm, catalogue, template, items))
-    store.sweep_temporary()
-    engine = AnswerEngine(
-        store, run, vlm, _sampling(parent), retries=_api(options, parent).max_retries
-    )
-    todo = engine.pending(items)
-    log.info("run %s: %d second turns to ask (%d in all)", run.run_id, len(todo), len(items))
-    result = answer_with_progress(engine, todo, progress=options.progress)
-    failed = len(engine.pending(items))
-    store.finish_run(
-        run.run_id,
-        "finished" if failed == 0 else "failed",
-        {
-            "items": len(items),
-            "answered": len(items) - failed,
-            "errors": failed,
-            "asked_now": len(todo),
-            "seconds": round(result.seconds, 3),
-            "first_turn_undecided": undecided,
-            "left_out": dict(skipped),
-        },
-    )
+    spec = _spec(options, parent, vlm, catalogue, template, items)
+    with RunLifecycle(store, spec, progress=options.progress, unit="req") as life:
+        run = life.start()
+        api = _api(options, parent)
+        engine = AnswerEngine(store, run, vlm, _sampling(parent), retries=api.max_retries)
+        todo = engine.pending(items)
+        log.info("run %s: %d second turns to ask (%d in all)", run.run_id, len(todo), len(items))
+        result = engine.ask_shared(life, todo)
+        failed = engine.unfinished(life, items)
+        life.finish(
+            "finished" if failed == 0 else "failed",
+            {
+                "items": len(items),
+                "answered": len(items) - failed,
+                "errors": failed,
+                "asked_now": life.taken,
+                "answered_elsewhere": life.elsewhere,
+                "seconds": round(result.seconds, 3),
+                "first_turn_undecided": undecided,
+                "left_out": dict(skipped),
+            },
+        )
     return ChallengeSummary(
         run_id=run.run_id,
         challenged=parent.run_id,
@@ -122,8 +123,9 @@ def run_challenge(
         store_root=str(store.root),
         items=len(items),
         answered=len(items) - failed,
-        asked_now=len(todo),
+        asked_now=life.taken,
         answered_now=result.answered,
+        elsewhere=life.elsewhere,
         seconds=result.seconds,
         undecided=undecided,
         skipped=skipped,

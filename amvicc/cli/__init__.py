@@ -8,6 +8,6 @@ it.
 """
 
 from amvicc.cli.main import ArgumentParser, build_parser, main, run_as_module
-from amvicc.cli.registry import VERB_MODULES, verb
+from amvicc.cli.registry import load_verbs, verb
 
-__all__ = ["VERB_MODULES", "ArgumentParser", "build_parser", "main", "run_as_module", "verb"]
+__all__ = ["ArgumentParser", "build_parser", "load_verbs", "main", "run_as_module", "verb"]

@@ -14,15 +14,15 @@ from amvicc.cli.arguments import (
     add_judge_arguments,
     add_local_arguments,
     add_run_argument,
+    add_sampling_arguments,
     add_selection_arguments,
     add_store_argument,
-    api_settings,
     catalogue_from_args,
     llm_judge_options,
-    local_settings,
-    non_negative_float,
+    model_run_fields,
     open_store,
     positive_int,
+    sampling_params,
 )
 from amvicc.cli.registry import verb
 from amvicc.errors import UserError
@@ -43,6 +43,21 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         help="openai:MODEL, openrouter:PROVIDER/MODEL (key in OPENROUTER_API_KEY), "
         "hf:REPO_OR_FOLDER, tiny-llava (smoke test), or any model name with --base-url",
     )
+    _add_image_source(parser)
+    _add_prompt_and_sampling(parser)
+    _add_perturbation(parser)
+    add_api_arguments(parser)
+    add_local_arguments(parser)
+    add_judge_arguments(parser)
+    add_store_argument(parser)
+    add_run_argument(
+        parser, help="name the run (default: answer-<model>-<hash>; the same command resumes it)"
+    )
+    add_selection_arguments(parser)
+    add_catalogue_arguments(parser)
+
+
+def _add_image_source(parser: argparse.ArgumentParser) -> None:
     images = parser.add_argument_group("images (give one)")
     source = images.add_mutually_exclusive_group(required=True)
     source.add_argument(
@@ -77,6 +92,8 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         help="answer the questions whose image is there when some are missing or unreadable",
     )
 
+
+def _add_prompt_and_sampling(parser: argparse.ArgumentParser) -> None:
     sampling = parser.add_argument_group("prompt and sampling")
     sampling.add_argument(
         "--template",
@@ -91,27 +108,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         metavar="K",
         help="samples per question, for mean@k and pass@k (default: 1)",
     )
-    sampling.add_argument(
-        "--temperature",
-        type=non_negative_float,
-        default=0.0,
-        metavar="T",
-        help="sampling temperature (default: 0, greedy)",
-    )
-    sampling.add_argument(
-        "--max-tokens",
-        type=positive_int,
-        default=512,
-        metavar="N",
-        help="longest reply in tokens (default: 512)",
-    )
-    sampling.add_argument(
-        "--seed",
-        type=int,
-        default=0,
-        help="base seed; each question's seed derives from it (default: 0)",
-    )
-
+    add_sampling_arguments(sampling)
     sampling.add_argument(
         "--ladder",
         nargs="?",
@@ -123,6 +120,8 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         "`amvicc scenes build` writes it); needs --images",
     )
 
+
+def _add_perturbation(parser: argparse.ArgumentParser) -> None:
     perturb = parser.add_argument_group("perturbation (GRIP's grain robustness)")
     perturb.add_argument(
         "--perturb",
@@ -142,19 +141,9 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         "noise (default: 0)",
     )
 
-    add_api_arguments(parser)
-    add_local_arguments(parser)
-    add_judge_arguments(parser)
-    add_store_argument(parser)
-    add_run_argument(
-        parser, help="name the run (default: answer-<model>-<hash>; the same command resumes it)"
-    )
-    add_selection_arguments(parser)
-    add_catalogue_arguments(parser)
-
 
 @verb(
-    "answer",
+    order=60,
     summary="ask a VLM the MMVP questions about their images, store every reply, grade them",
     examples=(
         "amvicc answer --model openai:gpt-4o --images ~/data/MMVP",
@@ -234,7 +223,6 @@ def perturbation_levels(text: str) -> tuple[Perturbation, ...]:
 def answer_options(args: argparse.Namespace) -> AnswerOptions:
     """The answering stage's options from ``amvicc answer``'s arguments."""
     from amvicc.answer.options import AnswerOptions
-    from amvicc.vlm.engine import SamplingParams
 
     return AnswerOptions(
         model=args.model,
@@ -245,12 +233,7 @@ def answer_options(args: argparse.Namespace) -> AnswerOptions:
         skip_missing=args.skip_missing,
         template=args.template,
         repeats=args.repeats,
-        sampling=SamplingParams(args.temperature, args.max_tokens, args.seed),
-        limit=args.limit,
+        sampling=sampling_params(args),
         ladder=args.ladder,
-        api=api_settings(args),
-        local=local_settings(args),
-        run_name=args.run,
-        command=args.command_line,
-        progress=not args.quiet,
+        **model_run_fields(args, run_name=args.run),
     )

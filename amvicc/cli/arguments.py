@@ -9,6 +9,7 @@ This is the only place (with the verb modules beside it) that sees an ``argparse
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,16 +28,26 @@ from amvicc.store import DEFAULT_STORE, Store
 if TYPE_CHECKING:
     from amvicc.grade.options import LLMJudgeOptions
     from amvicc.vlm.base import LocalSettings
+    from amvicc.vlm.engine import SamplingParams
+
+
+#: The environment variable naming the default workspace (``--store`` wins over it).
+STORE_ENV = "AMVICC_STORE"
+
+
+def default_store() -> Path:
+    """The workspace when ``--store`` is not given: ``$AMVICC_STORE``, else ``./amvicc-runs``."""
+    return Path(os.environ.get(STORE_ENV) or DEFAULT_STORE)
 
 
 def add_store_argument(parser: argparse.ArgumentParser) -> None:
-    """``--store DIR``: the workspace every stage reads and writes."""
+    """``--store DIR``: the workspace every stage reads and writes (default from the env)."""
     parser.add_argument(
         "--store",
         type=Path,
-        default=DEFAULT_STORE,
+        default=None,
         metavar="DIR",
-        help=f"workspace folder (default: ./{DEFAULT_STORE})",
+        help=f"workspace folder (default: ${STORE_ENV} if set, else ./{DEFAULT_STORE})",
     )
 
 
@@ -154,9 +165,15 @@ def catalogue_from_args(args: argparse.Namespace) -> Catalogue:
     return selected
 
 
+def store_path(args: argparse.Namespace) -> Path:
+    """The workspace folder: ``--store``, else ``$AMVICC_STORE``, else ``./amvicc-runs``."""
+    given: Path | None = args.store
+    return given if given is not None else default_store()
+
+
 def open_store(args: argparse.Namespace, *, create: bool = False) -> Store:
-    """Open ``--store``; reading verbs refuse a folder that is not a workspace."""
-    return Store(args.store, create=create)
+    """Open the workspace; reading verbs refuse a folder that is not a workspace."""
+    return Store(store_path(args), create=create)
 
 
 def index_ranges(text: str) -> IndexRanges:
@@ -321,6 +338,52 @@ def local_settings(args: argparse.Namespace) -> LocalSettings:
     from amvicc.vlm.base import LocalSettings
 
     return LocalSettings(device=args.device, dtype=args.dtype, batch_size=args.batch_size)
+
+
+def add_sampling_arguments(parser: argparse.ArgumentParser | Any) -> None:
+    """``--temperature``, ``--max-tokens`` and ``--seed``: how a VLM's replies are sampled."""
+    parser.add_argument(
+        "--temperature",
+        type=non_negative_float,
+        default=0.0,
+        metavar="T",
+        help="sampling temperature (default: 0, greedy)",
+    )
+    parser.add_argument(
+        "--max-tokens",
+        type=positive_int,
+        default=512,
+        metavar="N",
+        help="longest reply in tokens (default: 512)",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="base seed; each item's seed derives from it (default: 0)",
+    )
+
+
+def sampling_params(args: argparse.Namespace) -> SamplingParams:
+    """The sampling :func:`add_sampling_arguments` collected."""
+    from amvicc.vlm.engine import SamplingParams
+
+    return SamplingParams(args.temperature, args.max_tokens, args.seed)
+
+
+def run_fields(args: argparse.Namespace, *, run_name: str | None = None) -> dict[str, Any]:
+    """The fields of :class:`~amvicc.lifecycle.RunOptions` every stage's options take."""
+    return {"run_name": run_name, "command": args.command_line, "progress": not args.quiet}
+
+
+def model_run_fields(args: argparse.Namespace, *, run_name: str | None = None) -> dict[str, Any]:
+    """The fields of :class:`~amvicc.vlm.options.ModelRunOptions` (answer, challenge, judge)."""
+    return {
+        **run_fields(args, run_name=run_name),
+        "api": api_settings(args),
+        "local": local_settings(args),
+        "limit": args.limit,
+    }
 
 
 def add_judge_arguments(parser: argparse.ArgumentParser) -> None:

@@ -18,10 +18,9 @@ from amvicc.cli.arguments import (
     add_judge_arguments,
     add_local_arguments,
     add_store_argument,
-    api_settings,
     index_ranges,
     llm_judge_options,
-    local_settings,
+    model_run_fields,
     open_store,
     positive_int,
 )
@@ -93,7 +92,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 
 
 @verb(
-    "challenge",
+    order=70,
     summary="re-ask an answer run's questions with a second turn (assertion, consensus, peers, "
     "control), store and grade the replies",
     examples=(
@@ -163,10 +162,5 @@ def challenge_options(args: argparse.Namespace) -> ChallengeOptions:
         arm=args.arm,
         peer_runs=tuple(args.peer_runs or ()),
         template=args.template,
-        api=api_settings(args),
-        local=local_settings(args),
-        limit=args.limit,
-        run_name=args.name,
-        command=args.command_line,
-        progress=not args.quiet,
+        **model_run_fields(args, run_name=args.name),
     )

@@ -89,7 +89,7 @@ def demo_indices(pairs_per_category: int) -> list[int]:
 
 
 @verb(
-    "demo",
+    order=150,
     summary="run the whole flow offline on tiny smoke-test models and write the report",
     examples=("amvicc demo", "amvicc demo --pairs 1 --store /tmp/amvicc-demo"),
     configure=_configure,
@@ -99,19 +99,11 @@ def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     store = str(args.store)
     indices = demo_indices(args.pairs)
-    selection = ["--store", store, "--index", format_index_ranges(indices)]
-    quiet = ["-q"] if args.quiet else []
     scenes = args.store / SCENES_FOLDER
-    generation_run = f"demo-{IMAGE_MODEL}"
     report = args.store / "report.html"
     report_argv = [
-        "report",
-        "--store",
-        store,
-        "--smoke-index",
-        format_index_ranges(indices),
-        "-o",
-        str(report),
+        *("report", "--store", store, "--smoke-index", format_index_ranges(indices)),
+        *("-o", str(report)),
     ]
     print(PUBLISHED_NOTICE)
     print(SMOKE_NOTICE)
@@ -120,67 +112,16 @@ def run(args: argparse.Namespace) -> int:
             f"The VLM answers about procedural scenes built in {scenes}; pass --images DIR "
             "(MMVP's images) to ask it about MMVP's photographs too."
         )
-    published = [
-        (
-            f"part 1: import AMVICC's published grades of {model}",
-            ["import-grades", str(sheet), "--model", model, "--store", store],
-        )
-        for sheet, model in published_sheets()
-    ]
-    # MMVP's images are not shipped: only with --images is the VLM asked MMVP's questions.
-    mmvp_answers: list[tuple[str, list[str]]] = []
-    if args.images is not None:
-        mmvp_answers.append(
-            (
-                f"part 2: ask {VLM} MMVP's questions about its images, then grade the answers",
-                ["answer", "--model", VLM, "--images", str(args.images), *selection],
-            )
-        )
     steps = [
-        *published,
-        (
-            f"part 2: generate both prompt kinds for {len(indices)} questions ({args.pairs} "
-            f"pair(s) per category) with the smoke model {IMAGE_MODEL}",
-            ["generate", "--model", IMAGE_MODEL, "--run", generation_run, *selection],
-        ),
-        (
-            f"part 2: build {args.pairs} procedural scene pair(s) per category, whose answers "
-            "are known from the drawing",
-            [
-                *("scenes", "build", "--out", str(scenes)),
-                *("--per-category", str(args.pairs), "--seed", str(SCENES_SEED)),
-            ],
-        ),
-        (
-            f"part 2: ask the smoke VLM {VLM} about the scenes, then grade the answers",
-            [
-                *("answer", "--model", VLM, "--catalogue", str(scenes / "catalogue.csv")),
-                *("--images", str(scenes / "images"), "--store", store),
-            ],
-        ),
-        (
-            f"part 2: ask {VLM} GRIP's question ladder about the scenes (five questions of "
-            "rising competence per image, typed answers), then grade the replies",
-            [
-                *("answer", "--model", VLM, "--catalogue", str(scenes / "catalogue.csv")),
-                *("--images", str(scenes / "images"), "--ladder", "--store", store),
-            ],
-        ),
-        *mmvp_answers,
-        (
-            f"part 2: judge the explicit images by asking {VLM} their question",
-            ["judge", "--run", generation_run, "--method", "question", "--judge", VLM, *selection],
-        ),
-        (
-            "part 2: judge the Text images with OCR",
-            ["judge", "--run", generation_run, "--method", "ocr", *selection],
-        ),
+        *_published_steps(store),
+        *_smoke_steps(args, indices, scenes),
         (
             "write the report: AMVICC's published table first, the smoke-test models apart "
             "after it, on the pairs they were asked; the scene answers on their own catalogue",
             report_argv,
         ),
     ]
+    quiet = ["-q"] if args.quiet else []
     for number, (what, argv) in enumerate(steps, start=1):
         # -q right after the verb: `scenes` takes it there, before its action.
         command = [argv[0], *quiet, *argv[1:]]
@@ -201,3 +142,66 @@ def run(args: argparse.Namespace) -> int:
     print(f"  amvicc score --store {shlex.quote(store)}")
     print(f"  {shlex.join(['amvicc', *report_argv])}")
     return 0
+
+
+Step = tuple[str, list[str]]
+
+
+def _published_steps(store: str) -> list[Step]:
+    """Part 1: AMVICC's published human grade sheets, imported."""
+    return [
+        (
+            f"part 1: import AMVICC's published grades of {model}",
+            ["import-grades", str(sheet), "--model", model, "--store", store],
+        )
+        for sheet, model in published_sheets()
+    ]
+
+
+def _smoke_steps(args: argparse.Namespace, indices: list[int], scenes: Path) -> list[Step]:
+    """Part 2: every stage on the smoke-test models (MMVP's questions only with --images)."""
+    store = str(args.store)
+    selection = ["--store", store, "--index", format_index_ranges(indices)]
+    generation_run = f"demo-{IMAGE_MODEL}"
+    catalogue = ("--catalogue", str(scenes / "catalogue.csv"), "--images", str(scenes / "images"))
+    mmvp_answers: list[Step] = []
+    if args.images is not None:
+        mmvp_answers.append(
+            (
+                f"part 2: ask {VLM} MMVP's questions about its images, then grade the answers",
+                ["answer", "--model", VLM, "--images", str(args.images), *selection],
+            )
+        )
+    return [
+        (
+            f"part 2: generate both prompt kinds for {len(indices)} questions ({args.pairs} "
+            f"pair(s) per category) with the smoke model {IMAGE_MODEL}",
+            ["generate", "--model", IMAGE_MODEL, "--run", generation_run, *selection],
+        ),
+        (
+            f"part 2: build {args.pairs} procedural scene pair(s) per category, whose answers "
+            "are known from the drawing",
+            [
+                *("scenes", "build", "--out", str(scenes)),
+                *("--per-category", str(args.pairs), "--seed", str(SCENES_SEED)),
+            ],
+        ),
+        (
+            f"part 2: ask the smoke VLM {VLM} about the scenes, then grade the answers",
+            ["answer", "--model", VLM, *catalogue, "--store", store],
+        ),
+        (
+            f"part 2: ask {VLM} GRIP's question ladder about the scenes (five questions of "
+            "rising competence per image, typed answers), then grade the replies",
+            ["answer", "--model", VLM, *catalogue, "--ladder", "--store", store],
+        ),
+        *mmvp_answers,
+        (
+            f"part 2: judge the explicit images by asking {VLM} their question",
+            ["judge", "--run", generation_run, "--method", "question", "--judge", VLM, *selection],
+        ),
+        (
+            "part 2: judge the Text images with OCR",
+            ["judge", "--run", generation_run, "--method", "ocr", *selection],
+        ),
+    ]

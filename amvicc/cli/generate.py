@@ -17,6 +17,7 @@ from amvicc.cli.arguments import (
     catalogue_from_args,
     non_negative_float,
     positive_int,
+    store_path,
 )
 from amvicc.cli.registry import verb
 from amvicc.generate.options import API_DEFAULTS
@@ -123,7 +124,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 
 
 @verb(
-    "generate",
+    order=50,
     summary="render the catalogue's prompts with an image model and store every image",
     examples=(
         "amvicc generate --model tiny-sd3 --limit 8",
@@ -172,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
     )
     catalogue = catalogue_from_args(args)
     # Under a launcher only the main process opens the database (see docs/generate.md).
-    store = Store(args.store, create=True, database=main_process)
+    store = Store(store_path(args), create=True, database=main_process)
     summary = run_generate(options, store=store, catalogue=catalogue)
     if main_process and not args.quiet:
         for line in summary.lines():

@@ -59,7 +59,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 
 
 @verb(
-    "grade",
+    order=80,
     summary="grade stored VLM replies offline: extractor, then an LLM judge, then human audit",
     examples=(
         "amvicc grade --run answer-openai-gpt-4o-1a2b3c4d",

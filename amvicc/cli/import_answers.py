@@ -13,6 +13,7 @@ from amvicc.cli.arguments import (
     add_store_argument,
     label_policy,
     llm_judge_options,
+    store_path,
 )
 from amvicc.cli.registry import verb
 
@@ -46,7 +47,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 
 
 @verb(
-    "import-answers",
+    order=120,
     summary="import VLM replies made elsewhere (AMVICC, lmms-eval, VLMEvalKit, CSV/JSONL) "
     "as an answer run, then grade them",
     examples=(
@@ -79,12 +80,12 @@ def run(args: argparse.Namespace) -> int:
     # A bad judge setting fails before anything is imported.
     judge = open_llm_judge(judge_options) if judge_options else None
     # The folder, not an opened store: a file with errors, or a dry run, creates nothing.
-    summary = run_import_answers(options, store=args.store, catalogue=catalogue)
+    summary = run_import_answers(options, store=store_path(args), catalogue=catalogue)
     for warning in summary.warnings:
         log.warning("%s", warning)
     lines = summary.lines()
     if not options.dry_run:
-        store = Store(args.store, create=False)
+        store = Store(store_path(args), create=False)
         graded = run_grade(
             GradeOptions(run_ids=(summary.run_id,), catalogue=args.catalogue, progress=False),
             store=store,

@@ -10,6 +10,7 @@ from amvicc.cli.arguments import (
     add_catalogue_arguments,
     add_store_argument,
     label_policy,
+    store_path,
 )
 from amvicc.cli.registry import verb
 from amvicc.imports.options import DEFAULT_RATER
@@ -45,7 +46,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 
 
 @verb(
-    "import-grades",
+    order=110,
     summary="import a human grade sheet in AMVICC's format (Y/N per image) for an image model",
     examples=(
         "amvicc import-grades dalle3_grades.csv --model dalle3",
@@ -71,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     )
     catalogue = load_catalogue(args.catalogue, labels=label_policy(args))
     # The folder, not an opened store: a sheet with errors, or a dry run, creates nothing.
-    summary = run_import_grades(options, store=args.store, catalogue=catalogue)
+    summary = run_import_grades(options, store=store_path(args), catalogue=catalogue)
     shown = summary.warnings if args.verbose else summary.warnings[:WARNINGS_SHOWN]
     for warning in shown:
         log.warning("%s", warning)

@@ -9,14 +9,13 @@ from amvicc.cli.arguments import (
     add_api_arguments,
     add_catalogue_arguments,
     add_local_arguments,
+    add_sampling_arguments,
     add_selection_arguments,
     add_store_argument,
-    api_settings,
     label_policy,
-    local_settings,
-    non_negative_float,
+    model_run_fields,
     open_store,
-    positive_int,
+    sampling_params,
 )
 from amvicc.cli.registry import verb
 
@@ -54,13 +53,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         help="jinja2 prompt (default: prompts/judge_rubric.jinja for rubric, "
         "prompts/answer.jinja for question)",
     )
-    parser.add_argument(
-        "--temperature", type=non_negative_float, default=0.0, metavar="T", help="default: 0"
-    )
-    parser.add_argument(
-        "--max-tokens", type=positive_int, default=512, metavar="N", help="default: 512"
-    )
-    parser.add_argument("--seed", type=int, default=0, help="base seed (default: 0)")
+    add_sampling_arguments(parser)
     add_api_arguments(parser)
     add_local_arguments(parser)
     add_store_argument(parser)
@@ -69,7 +62,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 
 
 @verb(
-    "judge",
+    order=90,
     summary="judge generated images automatically (VLM rubric, VLM question-back, OCR)",
     examples=(
         "amvicc judge --run generate-sd35-1a2b3c4d --method ocr",
@@ -84,7 +77,6 @@ def run(args: argparse.Namespace) -> int:
     from amvicc.catalogue import PROMPT_KINDS, load_catalogue, parse_categories
     from amvicc.judge.options import JudgeOptions
     from amvicc.judge.runner import run_judge
-    from amvicc.vlm.engine import SamplingParams
 
     store = open_store(args)
     catalogue = load_catalogue(args.catalogue, labels=label_policy(args))
@@ -98,13 +90,9 @@ def run(args: argparse.Namespace) -> int:
         judge=args.judge,
         kinds=PROMPT_KINDS if args.kind == "both" else (args.kind,),
         indices=indices,
-        limit=args.limit,
         template=args.template,
-        sampling=SamplingParams(args.temperature, args.max_tokens, args.seed),
-        api=api_settings(args),
-        local=local_settings(args),
-        progress=not args.quiet,
-        command=args.command_line,
+        sampling=sampling_params(args),
+        **model_run_fields(args),
     )
     summary = run_judge(options, store=store, catalogue=catalogue)
     for line in summary.lines():

@@ -1,8 +1,8 @@
 """The ``amvicc`` command: one verb per stage, also runnable as ``python -m amvicc.<verb>``.
 
-Verbs register themselves with :func:`~amvicc.cli.registry.verb` in light modules (argument
-definitions only; heavy libraries are imported when the verb runs), listed in
-:data:`~amvicc.cli.registry.VERB_MODULES`. A :class:`~amvicc.errors.UserError` becomes one line
+Verbs register themselves with :func:`~amvicc.cli.registry.verb` in light modules of this package
+(argument definitions only; heavy libraries are imported when the verb runs), one module per
+verb, named as the verb. A :class:`~amvicc.errors.UserError` becomes one line
 on stderr and exit status 2.
 """
 
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from amvicc import __version__
-from amvicc.cli.registry import load_verbs
+from amvicc.cli.registry import load_verbs, verb_name
 from amvicc.errors import UserError
 
 
@@ -129,6 +129,11 @@ FILE_ERRNOS = frozenset(
 )
 
 
-def run_as_module(name: str) -> NoReturn:
-    """Entry point of ``python -m amvicc.<name>``: the same as ``amvicc <name>``."""
-    raise SystemExit(main([name, *sys.argv[1:]]))
+def run_as_module(package: str | None) -> NoReturn:
+    """Entry point of ``python -m amvicc.<verb>``: the same as ``amvicc <verb>``.
+
+    Args:
+        package: the ``__package__`` of the ``__main__`` module, which names the verb
+            (``amvicc.import_answers`` runs ``import-answers``).
+    """
+    raise SystemExit(main([verb_name(package or ""), *sys.argv[1:]]))

@@ -212,7 +212,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 
 
 @verb(
-    "models",
+    order=20,
     summary="list the models amvicc can run, with their defaults",
     examples=("amvicc models", "amvicc models --kind image --format json"),
     configure=_configure,

@@ -44,7 +44,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 
 
 @verb(
-    "prompts",
+    order=10,
     summary="check a benchmark catalogue, or show its prompts",
     examples=(
         "amvicc prompts check",

@@ -1,77 +1,81 @@
-"""The verbs of the ``amvicc`` command, each registered by the module that defines it.
+"""The verbs of the ``amvicc`` command: every module of :mod:`amvicc.cli` that defines one.
 
-:data:`VERB_MODULES` names every verb's module as a string, so building the parser imports them
-(each must stay light: argument definitions only, the stage's heavy libraries load when the verb
-runs) and nothing here imports a verb module statically.
+A verb is declared once, by its module: ``amvicc/cli/import_answers.py`` *is* the
+``import-answers`` verb (underscores become dashes), and its run function carries the
+:func:`verb` decorator with the summary, examples and arguments. Building the parser imports
+every module of the package, so each must stay light (argument definitions only; the stage's
+heavy libraries load when the verb runs). ``python -m amvicc.<module>`` runs the same verb.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import pkgutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-# verb name -> module that registers it (imported to build the parser; must stay light).
-VERB_MODULES: dict[str, str] = {
-    "prompts": "amvicc.cli.prompts",
-    "models": "amvicc.cli.models",
-    "runs": "amvicc.cli.runs",
-    "generate": "amvicc.cli.generate",
-    "answer": "amvicc.cli.answer",
-    "challenge": "amvicc.cli.challenge",
-    "grade": "amvicc.cli.grade",
-    "judge": "amvicc.cli.judge",
-    "score": "amvicc.cli.score",
-    "import-grades": "amvicc.cli.import_grades",
-    "import-answers": "amvicc.cli.import_answers",
-    "report": "amvicc.cli.report",
-    "scenes": "amvicc.cli.scenes",
-    "demo": "amvicc.cli.demo",
-}
-
 RunFunction = Callable[[argparse.Namespace], int]
+
+_PACKAGE = "amvicc.cli"
 
 
 @dataclass(frozen=True)
 class Verb:
-    """A CLI verb: its arguments, what it does and an example for ``--help``."""
+    """A CLI verb: its arguments, what it does and an example for ``--help``.
+
+    Attributes:
+        name: the verb as typed: its module's name with dashes.
+        summary: one line for ``amvicc --help``.
+        examples: full command lines for ``amvicc <name> --help``.
+        configure: adds the verb's arguments to its parser.
+        run: runs the verb on the parsed arguments; returns the exit status.
+        order: where it comes in ``amvicc --help`` (the order of a study's steps).
+    """
 
     name: str
     summary: str
     examples: tuple[str, ...]
     configure: Callable[[argparse.ArgumentParser], None]
     run: RunFunction
+    order: int
 
 
 _REGISTRY: dict[str, Verb] = {}
 
 
+def verb_name(module: str) -> str:
+    """The verb a module defines: ``amvicc.cli.import_answers`` -> ``import-answers``."""
+    return module.rpartition(".")[2].replace("_", "-")
+
+
 def verb(
-    name: str,
     *,
     summary: str,
     examples: Sequence[str],
     configure: Callable[[argparse.ArgumentParser], None],
+    order: int,
 ) -> Callable[[RunFunction], RunFunction]:
-    """Register the decorated function as the ``amvicc <name>`` verb.
+    """Register the decorated function as the verb its module names.
 
     Args:
-        name: the verb as typed on the command line.
         summary: one line for ``amvicc --help``.
         examples: full command lines shown at the end of ``amvicc <name> --help``.
         configure: adds the verb's arguments to its parser.
+        order: its place in ``amvicc --help`` (lower first).
     """
 
     def register(run: RunFunction) -> RunFunction:
-        _REGISTRY[name] = Verb(name, summary, tuple(examples), configure, run)
+        name = verb_name(run.__module__)
+        _REGISTRY[name] = Verb(name, summary, tuple(examples), configure, run, order)
         return run
 
     return register
 
 
 def load_verbs() -> dict[str, Verb]:
-    """Every verb, in :data:`VERB_MODULES`' order (importing their light modules)."""
-    for module in VERB_MODULES.values():
-        importlib.import_module(module)
-    return {name: _REGISTRY[name] for name in VERB_MODULES}
+    """Every verb, in ``order`` (importing every module of :mod:`amvicc.cli`)."""
+    package = importlib.import_module(_PACKAGE)
+    for module in pkgutil.iter_modules(package.__path__):
+        importlib.import_module(f"{_PACKAGE}.{module.name}")
+    return {v.name: v for v in sorted(_REGISTRY.values(), key=lambda v: (v.order, v.name))}

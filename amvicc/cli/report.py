@@ -130,7 +130,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 
 
 @verb(
-    "report",
+    order=140,
     summary="report accuracies per category, failure modes and agreement (html, md, csv, json)",
     examples=(
         "amvicc report",

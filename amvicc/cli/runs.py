@@ -66,7 +66,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 
 
 @verb(
-    "runs",
+    order=30,
     summary="list the workspace's runs: id, stage, model, condition, status, items, started",
     examples=(
         "amvicc runs",

@@ -64,7 +64,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 
 
 @verb(
-    "scenes",
+    order=40,
     summary="build procedural paired scenes with exact truth (MMVP's categories, any scale)",
     examples=(
         "amvicc scenes build --out scenes --per-category 20 --seed 1",
@@ -86,6 +86,7 @@ def run(args: argparse.Namespace) -> int:
             categories=tuple(args.categories) if args.categories else None,
             size=args.size,
             level=args.level,
+            progress=not getattr(args, "quiet", False),
         )
     )
     for line in summary.lines():

@@ -81,7 +81,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 
 
 @verb(
-    "score",
+    order=100,
     summary="rate generated images by hand (blinded, double-rated), audit undecided answers",
     examples=(
         "amvicc score",

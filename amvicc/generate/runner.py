@@ -14,14 +14,12 @@ to the others, which write their image files and send the rows back (see docs/ge
 from __future__ import annotations
 
 import logging
-import sys
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 from amvicc.catalogue import Catalogue, catalogue_file
-from amvicc.errors import WorkspaceError
 from amvicc.generate.chat_images import ChatImageBackend
 from amvicc.generate.distributed import ProcessLayout, current_layout
 from amvicc.generate.openai_images import ApiImageBackend
@@ -32,7 +30,8 @@ from amvicc.generate.remote import RemoteBackend
 from amvicc.generate.sink import SMOKE_LABEL, Counts, ImageSink
 from amvicc.generate.specs import ApiModelSpec, ChatImageSpec, StabilitySpec, resolve_model
 from amvicc.generate.stability import StabilityBackend
-from amvicc.store import ClaimFeed, RunSpec, RunStatus, Store
+from amvicc.lifecycle import RunLifecycle
+from amvicc.store import ClaimFeed, RunSpec, Store
 
 if TYPE_CHECKING:
     from tqdm import tqdm
@@ -89,11 +88,7 @@ def run_generate(
     """
     started = time.perf_counter()
     layout = layout or current_layout(options.device)
-    expected = make_backend(options, layout)
-    if backend is None:
-        backend = expected
-    elif backend.outputs != expected.outputs:
-        raise ValueError("the backend was made for other model options than these")
+    backend = _checked_backend(options, layout, backend)
     jobs = plan_jobs(
         catalogue,
         kinds=options.kinds,
@@ -101,8 +96,77 @@ def run_generate(
         num_images=options.num_images,
         seed=options.seed,
     )
+    spec = _spec(options, backend, catalogue)
+    todo = _to_do(options, store, layout, jobs, spec.config_key)
+    if todo:
+        # The main process downloads (or builds) the weights; the others then read them.
+        with layout.main_first():
+            backend.load()
+        log.info("%s", backend.describe())
+    if backend.smoke:
+        log.info("%s: %s", backend.spec.name, SMOKE_LABEL)
+    main = layout.is_main
+    # Only the main process opens the database: it records the run and claims the work.
+    with RunLifecycle(store if main else None, spec if main else None, unit="img",
+                      progress=options.progress and main) as life:  # fmt: skip
+        if main:
+            life.start()
+        # Nobody writes before every process has read the same to-do list.
+        layout.barrier()
+        sink = _sink(options, store, layout, backend, spec, life, len(todo))
+        feed = None
+        if main:
+            api = isinstance(backend, RemoteBackend)
+            feed = life.share(
+                todo,
+                slot_key,
+                done=None if options.force else _done_in(store, spec.config_key),
+                chunk=options.api.max_connections if api else layout.count * options.batch_size,
+            )
+
+        def account(counts: list[Counts], generating: float = 0.0) -> GenerationSummary:
+            return GenerationSummary(
+                run_id=spec.run_id,
+                model=backend.spec.name,
+                config_key=spec.config_key,
+                smoke=backend.smoke,
+                planned=len(jobs),
+                made=sum(c.made for c in counts),
+                skipped=len(jobs) - len(todo),
+                failed=sum(c.failed for c in counts),
+                refused=sum(c.refused for c in counts),
+                seconds=round(time.perf_counter() - started, 3),
+                generation_seconds=round(generating, 3),
+                processes=layout.count,
+                elsewhere=life.elsewhere,
+            )
+
+        life.partial = lambda: account([sink.counts]).as_dict()
+        generating = _render(backend, feed, jobs, sink, store, layout, options.batch_size, todo)
+        life.release()
+        layout.barrier()
+        result = account(layout.gather(sink.counts), generating)
+        if main:
+            life.finish("finished", result.as_dict())
+    return result
+
+
+def _checked_backend(
+    options: GenerationOptions, layout: ProcessLayout, backend: Backend | None
+) -> Backend:
+    """The backend for the options: the one given, checked to fit them, or a new one."""
+    expected = make_backend(options, layout)
+    if backend is None:
+        return expected
+    if backend.outputs != expected.outputs:
+        raise ValueError("the backend was made for other model options than these")
+    return backend
+
+
+def _spec(options: GenerationOptions, backend: Backend, catalogue: Catalogue) -> RunSpec:
+    """The generation run: what defines its images (outputs) and what else is recorded."""
     seeding = {"base_seed": options.seed} if backend.seeded else {}
-    spec = RunSpec(
+    return RunSpec(
         stage="generate",
         model=backend.spec.name,
         # The catalogue's content is part of the images' identity: a reworded catalogue (a
@@ -121,9 +185,20 @@ def run_generate(
         command=options.command,
         name=options.run_name,
     )
-    key = spec.config_key
-    # Only the main process opens the database: it reads the to-do list and hands it to the
-    # others (a launch across machines shares files, not SQLite's locks).
+
+
+def _to_do(
+    options: GenerationOptions,
+    store: Store,
+    layout: ProcessLayout,
+    jobs: list[ImageJob],
+    key: str,
+) -> list[ImageJob]:
+    """The jobs still to make, read by the main process and sent to the others.
+
+    A launch across machines shares files, not SQLite's locks: only the main process reads
+    the database.
+    """
     positions: list[int] | None = None
     if layout.is_main:
         todo_jobs = (
@@ -135,95 +210,59 @@ def run_generate(
         positions = [slot_position[job.slot] for job in todo_jobs]
     positions = layout.broadcast(positions)
     assert positions is not None
-    todo = [jobs[n] for n in positions]
-    if todo:
-        # The main process downloads (or builds) the weights; the others then read them.
-        with layout.main_first():
-            backend.load()
-        log.info("%s", backend.describe())
-    if backend.smoke:
-        log.info("%s: %s", backend.spec.name, SMOKE_LABEL)
-    if layout.is_main:
-        store.sweep_temporary()
-        store.start_run(spec)
-    # Nobody writes before every process has read the same to-do list.
-    layout.barrier()
+    return [jobs[n] for n in positions]
+
+
+def _sink(
+    options: GenerationOptions,
+    store: Store,
+    layout: ProcessLayout,
+    backend: Backend,
+    spec: RunSpec,
+    life: RunLifecycle,
+    total: int,
+) -> ImageSink:
+    """Where this process's images go, with the run's progress bar on the main process."""
     api = isinstance(backend, RemoteBackend)
-    share = len(todo) if api or layout.count == 1 else -(-len(todo) // layout.count)
-    progress = _progress_bar(options, layout, share, len(todo), backend.spec.name)
-    sink = ImageSink(
+    share = total if api or layout.count == 1 else -(-total // layout.count)
+    progress = None
+    if layout.is_main:
+        split = f" (process 0 of {layout.count}, {total} in all)" if layout.count > 1 else ""
+        progress = life.progress_bar(share, desc=f"{backend.spec.name}{split}")
+    return ImageSink(
         store,
         run_id=spec.run_id,
-        config_key=key,
+        config_key=spec.config_key,
         model=backend.spec.name,
         smoke=backend.smoke,
-        params={**backend.params, **seeding},
+        params={**backend.params, **({"base_seed": options.seed} if backend.seeded else {})},
         progress=progress,
         seeded=backend.seeded,
         records_rows=layout.is_main,
     )
-    feed: ClaimFeed[ImageJob] | None = None
-    if layout.is_main:
-        feed = ClaimFeed(
-            store,
-            f"generate:{key}",
-            todo,
-            slot_key,
-            done=None if options.force else _done_in(store, key),
-            chunk=options.api.max_connections if api else layout.count * options.batch_size,
-        )
 
-    generating = 0.0
 
-    def summary(counts: list[Counts]) -> GenerationSummary:
-        elsewhere = feed.done_elsewhere + feed.held_elsewhere if feed is not None else 0
-        return GenerationSummary(
-            run_id=spec.run_id,
-            model=backend.spec.name,
-            config_key=key,
-            smoke=backend.smoke,
-            planned=len(jobs),
-            made=sum(c.made for c in counts),
-            skipped=len(jobs) - len(todo),
-            failed=sum(c.failed for c in counts),
-            refused=sum(c.refused for c in counts),
-            seconds=round(time.perf_counter() - started, 3),
-            generation_seconds=round(generating, 3),
-            processes=layout.count,
-            elsewhere=elsewhere,
-        )
-
-    try:
-        if todo:
-            began = time.perf_counter()
-            with _logging_beside(progress):
-                if isinstance(backend, RemoteBackend):
-                    if feed is not None:  # under a launcher, the main process asks alone
-                        backend.generate_from(feed, sink)
-                else:
-                    _in_rounds(backend, feed, jobs, sink, store, layout, options.batch_size)
-            generating = time.perf_counter() - began
-    except BaseException as err:
-        if progress is not None:
-            progress.close()
-        if feed is not None:
-            feed.close()
-        stopped = isinstance(err, KeyboardInterrupt | WorkspaceError)
-        status: RunStatus = "interrupted" if stopped else "failed"
-        if layout.is_main:  # under a launcher the others are being stopped
-            store.try_finish_run(
-                spec.run_id, status, {**summary([sink.counts]).as_dict(), "error": str(err)}
-            )
-        raise
-    if progress is not None:
-        progress.close()
-    if feed is not None:
-        feed.close()
-    layout.barrier()
-    result = summary(layout.gather(sink.counts))
-    if layout.is_main:
-        store.finish_run(spec.run_id, "finished", result.as_dict())
-    return result
+def _render(
+    backend: Backend,
+    feed: ClaimFeed[ImageJob] | None,
+    jobs: Sequence[ImageJob],
+    sink: ImageSink,
+    store: Store,
+    layout: ProcessLayout,
+    batch_size: int,
+    todo: Sequence[ImageJob],
+) -> float:
+    """Make the to-do list's images; returns the seconds spent generating."""
+    if not todo:
+        return 0.0
+    began = time.perf_counter()
+    with _logging_beside(sink.progress):
+        if isinstance(backend, RemoteBackend):
+            if feed is not None:  # under a launcher, the main process asks alone
+                backend.generate_from(feed, sink)
+        else:
+            _in_rounds(backend, feed, jobs, sink, store, layout, batch_size)
+    return time.perf_counter() - began
 
 
 def slot_key(job: ImageJob) -> str:
@@ -272,17 +311,6 @@ def _in_rounds(
             rows = layout.gather(sink.take_rows())
             if layout.is_main:
                 store.add_images([row for part in rows for row in part])
-
-
-def _progress_bar(
-    options: GenerationOptions, layout: ProcessLayout, mine: int, total: int, model: str
-) -> tqdm[Any] | None:
-    if not (options.progress and layout.is_main and mine):
-        return None
-    from tqdm import tqdm
-
-    share = f" (process 0 of {layout.count}, {total} in all)" if layout.count > 1 else ""
-    return tqdm(total=mine, unit="img", desc=f"{model}{share}", file=sys.stderr, dynamic_ncols=True)
 
 
 def _logging_beside(progress: tqdm[Any] | None) -> AbstractContextManager[object]:

@@ -24,15 +24,16 @@ import asyncio
 import json
 import math
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
-from amvicc.api import gather_bounded
+from amvicc.api import drain_bounded
 from amvicc.catalogue import Catalogue, Option, Question
 from amvicc.errors import UserError
 from amvicc.extract import EXTRACTOR_VERSION, extract_choice
 from amvicc.ladder import COMPARATOR_VERSION
+from amvicc.lifecycle import RunLifecycle
 from amvicc.provenance import canonical_json, derive_seed
 from amvicc.store import (
     EXTRACTOR_SOURCE,
@@ -348,7 +349,9 @@ def read_every_reply(
                 detail_json=canonical_json({**reading.detail, version_field: version}),
             )
         )
-    added = store.add_verdicts(verdicts, skip_unchanged=False)
+    # Identical rows are skipped inside the transaction: two identical grading processes
+    # read the same replies and add each verdict once.
+    added = store.add_verdicts(verdicts, skip_unchanged=False, skip_identical=True)
     return FirstStage(values, rules, undecided, added, reread, reread_changed, latest)
 
 
@@ -483,16 +486,22 @@ async def judge_replies(
     ``ask`` returns the verdict value (None: the request failed, nothing is stored and the
     next grading asks again) and the detail to store, which must hold ``judge_key``.
     """
-    from tqdm import tqdm
-
     tally = JudgeTally()
     todo: list[ResponseRecord] = []
     for response in targets:
-        previous = [v for v in latest.get(response.response_id, []) if v.source == judge.source]
-        if previous and json.loads(previous[-1].detail_json).get("judge_key") == key:
+        if _judged_under(latest.get(response.response_id, []), judge.source, key):
             tally.reused += 1
         else:
             todo.append(response)
+
+    def judged_meanwhile(chosen: Sequence[ResponseRecord]) -> set[str]:
+        """Responses another process judged under the same settings since ``latest`` was read."""
+        found = store.latest_verdicts_on([r.response_id for r in chosen])
+        return {
+            str(v.response_id)
+            for v in found
+            if v.source == judge.source and _judged_under([v], judge.source, key)
+        }
 
     async def one(response: ResponseRecord) -> None:
         value, detail = await ask(response)
@@ -511,13 +520,24 @@ async def judge_replies(
         # Always recorded: the detail (settings, raw reply) is what makes it reusable.
         tally.added += store.add_verdicts([verdict], skip_unchanged=False)
 
-    bar = cast(
-        "tqdm[object]",
-        tqdm(total=len(todo), unit="req", desc=f"judge {judge.vlm.name}", disable=not progress),
-    )
-    try:
-        await gather_bounded(todo, one, limit=judge.vlm.concurrency, progress=bar)
-    finally:
-        bar.close()
-        await judge.vlm.aclose()
+    # Identical grading processes split the judge's requests: each reply is claimed first.
+    scope = f"grade-judge:{judge.source}:{key}:{run_id}"
+    with RunLifecycle(store, scope=scope, progress=progress, unit="req") as life:
+        feed = life.share(todo, _response_key, done=judged_meanwhile, chunk=judge.vlm.concurrency)
+        bar = life.progress_bar(len(todo), desc=f"judge {judge.vlm.name}")
+        try:
+            await drain_bounded(feed.take_one, one, limit=judge.vlm.concurrency, progress=bar)
+        finally:
+            await judge.vlm.aclose()
+        tally.reused += life.elsewhere
     return tally
+
+
+def _response_key(response: ResponseRecord) -> str:
+    return response.response_id
+
+
+def _judged_under(verdicts: Sequence[VerdictRecord], source: str, key: str) -> bool:
+    """Whether the latest of ``source``'s verdicts was given under the judge settings ``key``."""
+    mine = [v for v in verdicts if v.source == source]
+    return bool(mine) and json.loads(mine[-1].detail_json).get("judge_key") == key

@@ -7,16 +7,18 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from amvicc.api import ApiSettings
 from amvicc.catalogue import PROMPT_KINDS, PromptKind
 from amvicc.judge.methods import Method
-from amvicc.vlm.base import LocalSettings
 from amvicc.vlm.engine import SamplingParams
+from amvicc.vlm.options import ModelRunOptions
 
 
 @dataclass(frozen=True)
-class JudgeOptions:
+class JudgeOptions(ModelRunOptions):
     """One judging job (what ``amvicc judge`` is given).
+
+    Of the shared :class:`~amvicc.vlm.options.ModelRunOptions`, ``api`` and ``local`` reach a
+    VLM judge and ``limit`` judges at most that many images.
 
     Attributes:
         run_id: the generation run whose images are judged.
@@ -24,13 +26,8 @@ class JudgeOptions:
         judge: the VLM (``rubric``, ``question``); ignored by ``ocr``.
         kinds: which prompt kinds' images; ``question`` and ``ocr`` judge explicit ones only.
         indices: the questions whose images to judge (None: all).
-        limit: judge at most this many images.
         template: the rubric judge's prompt (None: the shipped one).
         sampling: the judge's temperature, reply length and seed.
-        api: how to reach an OpenAI-compatible judge.
-        local: how to run a local judge.
-        progress: show a progress bar.
-        command: the command line, for the run record.
     """
 
     run_id: str
@@ -38,13 +35,8 @@ class JudgeOptions:
     judge: str | None = None
     kinds: tuple[PromptKind, ...] = PROMPT_KINDS
     indices: Collection[int] | None = None
-    limit: int | None = None
     template: Path | None = None
     sampling: SamplingParams = field(default_factory=SamplingParams)
-    api: ApiSettings = field(default_factory=ApiSettings)
-    local: LocalSettings = field(default_factory=LocalSettings)
-    progress: bool = True
-    command: str | None = None
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 from amvicc.catalogue import Catalogue, Prompt
-from amvicc.errors import UserError, WorkspaceError
+from amvicc.errors import UserError
 from amvicc.judge.methods import (
     RUBRIC_TEMPLATE,
     Decision,
@@ -34,6 +34,7 @@ from amvicc.judge.ocr import (
     text_expectation,
 )
 from amvicc.judge.options import JudgeOptions, JudgeSummary
+from amvicc.lifecycle import RunLifecycle
 from amvicc.provenance import canonical_json
 from amvicc.rubrics import Rubric, load_rubrics
 from amvicc.store import (
@@ -47,7 +48,7 @@ from amvicc.store import (
 from amvicc.vlm import SMOKE_WARNING, open_vlm
 from amvicc.vlm.engine import AnswerEngine, WorkItem
 from amvicc.vlm.images import SourceImage, generated_images
-from amvicc.vlm.prompting import ANSWER_TEMPLATE, load_template
+from amvicc.vlm.prompting import ANSWER_TEMPLATE, PromptTemplate, load_template
 
 log = logging.getLogger(__name__)
 
@@ -132,15 +133,15 @@ def _expectation(index: int, prompts: Prompts, partners: dict[int, int]) -> Text
     return text_expectation(prompts[(index, "explicit")], partner)
 
 
-def _judge_run(
+def _judge_spec(
     store: Store, options: JudgeOptions, model: str, outputs: dict[str, Any], smoke: bool
-) -> RunRecord:
+) -> RunSpec:
     generation = store.run(options.run_id)
     if generation.stage != "generate":
         raise UserError(
             f"run {options.run_id!r} is an {generation.stage} run; judge a generate run"
         )
-    spec = RunSpec(
+    return RunSpec(
         stage="judge",
         model=model,
         outputs={"method": options.method, "images": f"generated:{options.run_id}", **outputs},
@@ -149,8 +150,8 @@ def _judge_run(
         catalogue_sha256=generation.catalogue_sha256,
         smoke=smoke,
         command=options.command,
+        name=options.run_name,
     )
-    return store.start_run(spec)
 
 
 def _judge_with_vlm(
@@ -177,58 +178,51 @@ def _judge_with_vlm(
     }
     if rubrics:
         outputs["rubrics"] = sorted(r.version_id for r in rubrics.values())
-    run = _judge_run(store, options, options.judge, outputs, vlm.smoke)
-    store.sweep_temporary()
-    items = []
-    for image in images:
-        prompt = prompts[(image.index, image.prompt_kind or "explicit")]
-        text = (
-            template.render(**rubric_context(prompt, rubrics[prompt.question.category.code]))
-            if rubrics
-            else template.render(question=prompt.question)
+    spec = _judge_spec(store, options, options.judge, outputs, vlm.smoke)
+    with RunLifecycle(store, spec, progress=options.progress, unit="img") as life:
+        run = life.start()
+        items = [_judge_item(image, prompts, rubrics, template, options) for image in images]
+        engine = AnswerEngine(store, run, vlm, options.sampling, retries=options.api.max_retries)
+        todo = engine.pending(items)
+        log.info("judge run %s: %d of %d image(s) to ask about", run.run_id, len(todo), len(items))
+        engine.ask_shared(life, todo, desc=f"judge {options.method}")
+        failed = engine.unfinished(life, items)
+        _store_vlm_verdicts(store, run, options, rubrics, template.name, prompts)
+        life.finish(
+            "finished" if not failed else "failed",
+            {
+                "images": len(items),
+                "asked_now": life.taken,
+                "errors": failed,
+                "answered_elsewhere": life.elsewhere,
+            },
         )
-        items.append(
-            WorkItem(
-                question=prompt.question,
-                image_key=image.image_key,
-                image=image.image,
-                prompt=text,
-                image_id=image.image_id,
-                input_path=image.input_path,
-                extra={"prompt_kind": prompt.kind, "method": options.method},
-            )
-        )
-    engine = AnswerEngine(store, run, vlm, options.sampling, retries=options.api.max_retries)
-    todo = engine.pending(items)
-    log.info("judge run %s: %d of %d image(s) to ask about", run.run_id, len(todo), len(items))
-    from tqdm import tqdm
+    return run, failed
 
-    bar = cast(
-        "tqdm[object]",
-        tqdm(
-            total=len(todo),
-            unit="img",
-            desc=f"judge {options.method}",
-            disable=not options.progress or not todo,
-        ),
+
+def _judge_item(
+    image: SourceImage,
+    prompts: Prompts,
+    rubrics: dict[str, Rubric],
+    template: PromptTemplate,
+    options: JudgeOptions,
+) -> WorkItem:
+    """What the judge is asked about one image: its rubric, or the image's question."""
+    prompt = prompts[(image.index, image.prompt_kind or "explicit")]
+    text = (
+        template.render(**rubric_context(prompt, rubrics[prompt.question.category.code]))
+        if rubrics
+        else template.render(question=prompt.question)
     )
-    try:
-        result = engine.answer_sync(todo, progress=bar)
-    except (KeyboardInterrupt, WorkspaceError):
-        store.try_finish_run(run.run_id, "interrupted")
-        raise
-    except UserError:
-        store.try_finish_run(run.run_id, "failed")
-        raise
-    finally:
-        bar.close()
-    _store_vlm_verdicts(store, run, options, rubrics, template.name, prompts)
-    store.finish_run(
-        run.run_id,
-        "finished" if not result.errors else "failed",
-        {"images": len(items), "asked_now": len(todo), "errors": result.errors},
+    return WorkItem(
+        question=prompt.question,
+        image_key=image.image_key,
+        image=image.image,
+        prompt=text,
+        image_id=image.image_id,
+        input_path=image.input_path,
+        extra={"prompt_kind": prompt.kind, "method": options.method},
     )
-    return run, result.errors
 
 
 def _store_vlm_verdicts(
@@ -308,40 +302,68 @@ def _judge_ocr(
 ) -> tuple[RunRecord, int]:
     from importlib.metadata import version
 
-    from tqdm import tqdm
-
     from amvicc.judge.ocr import MIN_SCORE
 
     outputs = {"engine": f"rapidocr {version('rapidocr')}", "min_score": MIN_SCORE}
-    run = _judge_run(store, options, OCR_MODEL, outputs, smoke=False)
+    spec = _judge_spec(store, options, OCR_MODEL, outputs, smoke=False)
     source = image_judge_source("ocr", OCR_MODEL)
-    done = {v.image_id for v in store.verdicts(source=source)}
-    todo = [image for image in images if image.image_id not in done]
-    log.info("judge run %s: %d of %d image(s) to read", run.run_id, len(todo), len(images))
-    for image in tqdm(todo, unit="img", desc="judge ocr", disable=not options.progress or not todo):
-        assert image.image_id is not None
-        expectation = _expectation(image.index, prompts, partners)
-        assert expectation is not None
-        detail: dict[str, Any] = {
-            "method": "ocr",
-            "model": OCR_MODEL,
-            "expects": expectation.text,
-            "present": expectation.present,
-            "unlike": list(expectation.unlike),
-        }
-        try:
-            reading = read_text(image.image.data)
-        except ValueError as err:
-            decision = Decision("undecided", "unreadable-image")
-            detail["error"] = str(err)
-        else:
-            correct = judge_reading(reading, expectation)
-            decision = Decision(
-                "correct" if correct else "incorrect",
-                "found" if reading.contains(expectation.text) else "not-found",
-            )
-            detail.update(texts=list(reading.texts), scores=list(reading.scores))
-        detail["rule"] = decision.rule
-        store.add_verdicts([_verdict(source, decision, image.image_id, run, None, detail)])
-    store.finish_run(run.run_id, "finished", {"images": len(images), "read_now": len(todo)})
+
+    def read(chosen: Sequence[SourceImage]) -> set[str]:
+        ids = [image.image_id for image in chosen if image.image_id is not None]
+        judged = store.latest_image_values(source, ids)
+        return {image_id for image_id in ids if image_id in judged}
+
+    with RunLifecycle(store, spec, progress=options.progress, unit="img") as life:
+        run = life.start()
+        done = read(images)
+        todo = [image for image in images if image.image_id not in done]
+        log.info("judge run %s: %d of %d image(s) to read", run.run_id, len(todo), len(images))
+        feed = life.share(todo, _image_key, done=read)
+        bar = life.progress_bar(len(todo), desc="judge ocr")
+        while (image := feed.take_one()) is not None:
+            verdict = _ocr_verdict(image, prompts, partners, source, run)
+            store.add_verdicts([verdict])
+            bar.update(1)
+        life.finish(
+            "finished",
+            {"images": len(images), "read_now": life.taken, "read_elsewhere": life.elsewhere},
+        )
     return run, 0
+
+
+def _image_key(image: SourceImage) -> str:
+    return image.image_id or ""
+
+
+def _ocr_verdict(
+    image: SourceImage,
+    prompts: Prompts,
+    partners: dict[int, int],
+    source: str,
+    run: RunRecord,
+) -> VerdictRecord:
+    """Read one Text image and judge whether it shows the expected text."""
+    assert image.image_id is not None
+    expectation = _expectation(image.index, prompts, partners)
+    assert expectation is not None
+    detail: dict[str, Any] = {
+        "method": "ocr",
+        "model": OCR_MODEL,
+        "expects": expectation.text,
+        "present": expectation.present,
+        "unlike": list(expectation.unlike),
+    }
+    try:
+        reading = read_text(image.image.data)
+    except ValueError as err:
+        decision = Decision("undecided", "unreadable-image")
+        detail["error"] = str(err)
+    else:
+        correct = judge_reading(reading, expectation)
+        decision = Decision(
+            "correct" if correct else "incorrect",
+            "found" if reading.contains(expectation.text) else "not-found",
+        )
+        detail.update(texts=list(reading.texts), scores=list(reading.scores))
+    detail["rule"] = decision.rule
+    return _verdict(source, decision, image.image_id, run, None, detail)

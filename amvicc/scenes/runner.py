@@ -14,6 +14,8 @@ import io
 import json
 import random
 import re
+import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,12 +24,14 @@ from amvicc.catalogue import CATEGORIES, Category, check_catalogue, parse_catego
 from amvicc.catalogue.readers import CATALOGUE_COLUMNS
 from amvicc.errors import UserError
 from amvicc.ladder import LADDER_FILE, LadderQuestion
+from amvicc.lifecycle import RunLifecycle
 from amvicc.scenes.families import FAMILIES, LEVELS, Layout, PairSpec, distractors
 from amvicc.scenes.ladder import build_ladder
 from amvicc.scenes.options import LEVELS as LEVEL_NUMBERS
 from amvicc.scenes.options import MAX_SIZE, MIN_SIZE, ScenesOptions, ScenesSummary
 from amvicc.scenes.png import encode_png
-from amvicc.scenes.render import SceneObject, render
+from amvicc.scenes.render import Color, SceneObject, render
+from amvicc.store import FolderLeases
 
 CATALOGUE_FILE = "catalogue.csv"
 MANIFEST_FILE = "scenes.jsonl"
@@ -51,8 +55,13 @@ class SceneImage:
     implicit_prompt: str
     explicit_prompt: str
     objects: tuple[SceneObject, ...]
-    png: bytes
+    size: int
+    background: Color
     ladder: tuple[LadderQuestion, ...] = ()
+
+    def png(self) -> bytes:
+        """The image drawn and encoded (the costly part of a build, done once per image)."""
+        return encode_png(render(list(self.objects), self.size, self.background))
 
     def row(self) -> dict[str, Any]:
         """The image's question as a catalogue row."""
@@ -116,7 +125,11 @@ def draw_pair(
 
 
 def build_images(options: ScenesOptions) -> list[SceneImage]:
-    """Every image of the set, in index order (categories in the canonical order)."""
+    """Every image of the set, in index order (categories in the canonical order).
+
+    Only the scenes are drawn up here (objects, questions, ladders); the pixels are rendered
+    by :meth:`SceneImage.png` when the image is written.
+    """
     chosen = parse_categories(options.categories) if options.categories else CATEGORIES
     ordered = [c for c in CATEGORIES if c in chosen]
     background = LEVELS[options.level].background
@@ -130,7 +143,6 @@ def build_images(options: ScenesOptions) -> list[SceneImage]:
             order = (1, 0) if b_first else (0, 1)
             for variant in order:
                 index = len(images) + 1
-                pixels = render(list(scenes[variant]), options.size, background)
                 images.append(
                     SceneImage(
                         index=index,
@@ -144,7 +156,8 @@ def build_images(options: ScenesOptions) -> list[SceneImage]:
                         implicit_prompt=spec.implicit_prompt,
                         explicit_prompt=spec.variants[variant].explicit_prompt,
                         objects=scenes[variant],
-                        png=encode_png(pixels),
+                        size=options.size,
+                        background=background,
                         ladder=build_ladder(
                             family=spec.family,
                             objects=scenes[variant],
@@ -207,7 +220,9 @@ def run_scenes(options: ScenesOptions) -> ScenesSummary:
     ``scenes.jsonl`` (one line per image: index, category, family, seed, answer, level and
     the objects with kind, colour, bounding box and text) and ``ladder.jsonl`` (GRIP's five
     questions per image with typed, derived answers). An earlier build in the same folder
-    is replaced, including its surplus images.
+    is replaced, including its surplus images. Identical builds into one folder share the
+    images (each is claimed before it is drawn), and a rerun after a kill draws only what is
+    missing.
 
     Raises:
         UserError: the options are out of range, or ``out`` holds other files.
@@ -220,8 +235,24 @@ def run_scenes(options: ScenesOptions) -> ScenesSummary:
     for stale in folder.iterdir():
         if _IMAGE_NAME.match(stale.name) and stale.name not in keep:
             stale.unlink()
-    for image in images:
-        _write(folder / f"{image.index}.png", image.png)
+    marks = _WrittenMarks(out, options)
+    with RunLifecycle(
+        None,
+        scope="images",
+        book=FolderLeases(marks.folder),
+        progress=options.progress,
+        unit="img",
+    ) as life:
+        written = marks.written(images)
+        todo = [image for image in images if str(image.index) not in written]
+        feed = life.share(todo, _image_key, done=marks.written, chunk=4)
+        bar = life.progress_bar(len(todo), desc="scenes")
+        while (image := feed.take_one()) is not None:
+            _write(folder / f"{image.index}.png", image.png())
+            marks.mark(image.index)
+            bar.update(1)
+        life.finish("finished")
+    drawn, elsewhere = life.taken, life.elsewhere
 
     table = io.StringIO()
     writer = csv.DictWriter(
@@ -259,4 +290,47 @@ def run_scenes(options: ScenesOptions) -> ScenesSummary:
         manifest=manifest_path,
         images=len(images),
         pairs={code: n // 2 for code, n in pairs.items()},
+        drawn=drawn,
+        elsewhere=elsewhere,
     )
+
+
+def _image_key(image: SceneImage) -> str:
+    return str(image.index)
+
+
+class _WrittenMarks:
+    """Which images this very build (same folder, same options) has written already.
+
+    A mark records the size and modification time an image file had when the build wrote
+    it; an image whose file still matches its mark is done. Marks and the claims live in
+    the system's temporary folder, not in the scene set, keyed by the folder and the options.
+    """
+
+    def __init__(self, out: Path, options: ScenesOptions) -> None:
+        identity = json.dumps(
+            [str(out.resolve()), options.seed, options.per_category, options.size,
+             options.level, options.categories],
+        )  # fmt: skip
+        digest = hashlib.sha256(identity.encode()).hexdigest()[:16]
+        self.images = out / IMAGES_FOLDER
+        self.folder = Path(tempfile.gettempdir()) / "amvicc-scenes" / digest
+        (self.folder / "written").mkdir(parents=True, exist_ok=True)
+
+    def mark(self, index: int) -> None:
+        """Record that image ``index`` was just written."""
+        stat = (self.images / f"{index}.png").stat()
+        _write(self.folder / "written" / str(index), f"{stat.st_mtime_ns} {stat.st_size}".encode())
+
+    def written(self, chosen: Sequence[SceneImage]) -> set[str]:
+        """Which of ``chosen`` are written by this build already (by any process)."""
+        done: set[str] = set()
+        for image in chosen:
+            try:
+                stat = (self.images / f"{image.index}.png").stat()
+                mark = (self.folder / "written" / str(image.index)).read_text()
+            except OSError:
+                continue
+            if mark == f"{stat.st_mtime_ns} {stat.st_size}":
+                done.add(str(image.index))
+        return done

@@ -6,7 +6,8 @@
 - :mod:`~amvicc.store.database`: connections, transactions and migrations;
 - :mod:`~amvicc.store.queries`: the typed reads later stages need (reports, scoring, imports);
 - :mod:`~amvicc.store.workspace`: :class:`Store`, the workspace folder: files, writes, reads;
-- :mod:`~amvicc.store.leases`: leases on work items (claims, reservations) with expiry;
+- :mod:`~amvicc.store.leases`: leases on work items (claims, reservations) with expiry, in
+  the workspace or, for work outside one, in a folder (:class:`FolderLeases`);
 - :mod:`~amvicc.store.claims`: :class:`ClaimFeed`, a to-do list shared with other processes;
 - :mod:`~amvicc.store.owners`: which process holds a run or a lease, and whether it is gone;
 - :mod:`~amvicc.store.filesystems`: whether a workspace is on a network file system.
@@ -14,7 +15,8 @@
 Other modules import from here (``from amvicc.store import Store``).
 """
 
-from amvicc.store.claims import CLAIM_TTL_S, ClaimFeed
+from amvicc.store.claims import CLAIM_TTL_S, ClaimFeed, LeaseBook
+from amvicc.store.leases import FolderLeases
 from amvicc.store.queries import RunCounts, SeedRange, VerdictSubject
 from amvicc.store.records import (
     AuditSampleRecord,
@@ -91,9 +93,11 @@ __all__ = [
     "AuditSampleRecord",
     "AuditStratum",
     "ClaimFeed",
+    "FolderLeases",
     "ImageRecord",
     "ImageStatus",
     "ImageVerdictValue",
+    "LeaseBook",
     "ResponseRecord",
     "ResponseStatus",
     "RunCounts",

@@ -1,12 +1,13 @@
 """A to-do list shared with other processes: take items only after claiming them.
 
-Two identical ``amvicc generate`` (or ``amvicc answer``) commands on one workspace read the same
-to-do list. Each takes its next items from a :class:`ClaimFeed`, which claims them in the
-store first (:meth:`amvicc.store.Store.claim`, one transaction) and then checks again that
-they are still not done, so each item is made once, by whichever process claimed it, and the
-processes share the work. A background thread renews the claims while the process lives;
-:meth:`ClaimFeed.close` gives them up. Claims of a killed process return by themselves (at once
-on this machine, after their time to live elsewhere).
+Two identical commands of any stage on one workspace read the same to-do list. Each takes its
+next items from a :class:`ClaimFeed`, which claims them in a lease book first (the store's
+:meth:`amvicc.store.Store.claim`, one transaction; or :class:`amvicc.store.FolderLeases` for
+work outside a workspace) and then checks again that they are still not done, so each item is
+made once, by whichever process claimed it, and the processes share the work. A background
+thread renews the claims while the process lives; :meth:`ClaimFeed.close` gives them up. Claims
+of a killed process return by themselves (at once on this machine, after their time to live
+elsewhere). Stages reach it through :class:`amvicc.lifecycle.RunLifecycle`.
 """
 
 from __future__ import annotations
@@ -16,13 +17,10 @@ import threading
 from collections import deque
 from collections.abc import Callable, Collection, Sequence
 from contextlib import suppress
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from amvicc.errors import WorkspaceError
 from amvicc.store.owners import this_process
-
-if TYPE_CHECKING:
-    from amvicc.store.workspace import Store
 
 log = logging.getLogger(__name__)
 
@@ -33,13 +31,34 @@ CLAIM_TTL_S = 120.0
 _WINDOW = 256
 
 
+class LeaseBook(Protocol):
+    """Where claims are kept: the workspace's lease table, or a folder of lease files."""
+
+    def claim(
+        self,
+        scope: str,
+        items: Sequence[str],
+        holder: str,
+        *,
+        ttl: float,
+        limit: int | None = None,
+    ) -> list[str]:
+        """Take leases on up to ``limit`` free ``items``; returns those now held."""
+
+    def renew_leases(self, scope: str, holder: str, *, ttl: float) -> int:
+        """Push back the expiry of ``holder``'s leases in ``scope``."""
+
+    def release_leases(self, scope: str, holder: str, items: Sequence[str] | None = None) -> None:
+        """Give up ``holder``'s leases in ``scope``."""
+
+
 class ClaimFeed(Generic[ItemT]):
     """Hands out items of a to-do list once this process holds a claim on them.
 
     Thread-safe: several workers (threads, or coroutines of one loop) may take from it.
 
     Args:
-        store: the workspace the claims are kept in.
+        book: where the claims are kept (the workspace's :class:`~amvicc.store.Store`).
         scope: what the items are (e.g. ``generate:<config key>``): claims are per scope.
         items: the to-do list, in the order it should be worked through.
         key: an item's identity within the scope (its slot).
@@ -52,7 +71,7 @@ class ClaimFeed(Generic[ItemT]):
 
     def __init__(
         self,
-        store: Store,
+        book: LeaseBook,
         scope: str,
         items: Sequence[ItemT],
         key: Callable[[ItemT], str],
@@ -62,7 +81,7 @@ class ClaimFeed(Generic[ItemT]):
         ttl: float = CLAIM_TTL_S,
         holder: str | None = None,
     ) -> None:
-        self.store = store
+        self.book = book
         self.scope = scope
         self.key = key
         self.done = done
@@ -113,7 +132,7 @@ class ClaimFeed(Generic[ItemT]):
             self._deferred.clear()
         window = [self._pending.popleft() for _ in range(min(_WINDOW, len(self._pending)))]
         claimed = set(
-            self.store.claim(
+            self.book.claim(
                 self.scope, [self.key(i) for i in window], self.holder, ttl=self.ttl,
                 limit=self.chunk,
             )
@@ -146,7 +165,7 @@ class ClaimFeed(Generic[ItemT]):
     def _renew(self) -> None:
         while not self._stop.wait(self.ttl / 3):
             try:
-                self.store.renew_leases(self.scope, self.holder, ttl=self.ttl)
+                self.book.renew_leases(self.scope, self.holder, ttl=self.ttl)
             except WorkspaceError as err:  # the run itself meets the same error and says so
                 log.debug("could not renew the claims of %s: %s", self.scope, err)
 
@@ -156,7 +175,7 @@ class ClaimFeed(Generic[ItemT]):
         if self._renewer is not None:
             self._renewer.join(timeout=5)
         with suppress(WorkspaceError):
-            self.store.release_leases(self.scope, self.holder)
+            self.book.release_leases(self.scope, self.holder)
 
     def __enter__(self) -> ClaimFeed[ItemT]:
         return self

@@ -15,9 +15,12 @@ id or a rater's verdict source. Times are seconds since the epoch.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
 
 from amvicc.store.database import Database
 from amvicc.store.owners import is_dead
@@ -171,3 +174,95 @@ class Leases(Database):
         for holder in (h for h, dead in gone.items() if dead):
             conn.execute("DELETE FROM leases WHERE scope = ? AND holder = ?", (scope, holder))
         return held
+
+
+class FolderLeases:
+    """Leases kept as files in a folder, for shared work that has no workspace.
+
+    ``amvicc scenes build`` writes a scene set, not a workspace; two identical builds into one
+    folder still split its images through a :class:`~amvicc.store.ClaimFeed` over this book.
+    A lease is the file ``<folder>/<scope digest>/<item>`` holding its holder and expiry; every
+    operation runs under an exclusive ``flock`` of the scope's folder, so two processes never
+    take the same item, and the same expiry and dead-holder rules as the store's apply.
+
+    Args:
+        folder: where the lease files go (created when missing).
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def claim(
+        self,
+        scope: str,
+        items: Sequence[str],
+        holder: str,
+        *,
+        ttl: float,
+        limit: int | None = None,
+    ) -> list[str]:
+        """Take leases on up to ``limit`` of ``items`` nobody else holds (see :meth:`Leases.claim`)."""
+        now = time.time()
+        taken: list[str] = []
+        with self._locked(scope) as place:
+            for item in items:
+                if limit is not None and len(taken) >= limit:
+                    break
+                lease = place / _file_name(item)
+                other = _holder_of(lease, now)
+                if other is not None and other != holder:
+                    continue
+                lease.write_text(f"{holder}\n{now + ttl}\n", encoding="utf-8")
+                taken.append(item)
+        return taken
+
+    def renew_leases(self, scope: str, holder: str, *, ttl: float) -> int:
+        """Push back the expiry of every lease ``holder`` has in ``scope``; returns how many."""
+        renewed = 0
+        with self._locked(scope) as place:
+            for lease in place.iterdir():
+                if lease.name != _LOCK and _holder_of(lease, time.time()) == holder:
+                    lease.write_text(f"{holder}\n{time.time() + ttl}\n", encoding="utf-8")
+                    renewed += 1
+        return renewed
+
+    def release_leases(self, scope: str, holder: str, items: Sequence[str] | None = None) -> None:
+        """Give up ``holder``'s leases in ``scope`` (only on ``items`` when given)."""
+        names = None if items is None else {_file_name(item) for item in items}
+        with self._locked(scope) as place:
+            for lease in place.iterdir():
+                if lease.name == _LOCK or (names is not None and lease.name not in names):
+                    continue
+                if _holder_of(lease, time.time()) in (holder, None):
+                    lease.unlink(missing_ok=True)
+
+    @contextmanager
+    def _locked(self, scope: str) -> Iterator[Path]:
+        import fcntl
+
+        place = self.folder / hashlib.sha256(scope.encode()).hexdigest()[:16]
+        place.mkdir(parents=True, exist_ok=True)
+        with open(place / _LOCK, "a+b") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield place
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+_LOCK = ".lock"
+
+
+def _file_name(item: str) -> str:
+    """A lease file's name: the item's digest (items may hold any characters)."""
+    return hashlib.sha256(item.encode()).hexdigest()[:32]
+
+
+def _holder_of(lease: Path, now: float) -> str | None:
+    """Who holds a lease file now: None when there is none, it expired or its holder died."""
+    try:
+        holder, _, expires = lease.read_text(encoding="utf-8").partition("\n")
+        live = float(expires.strip() or 0) > now
+    except (OSError, ValueError):
+        return None
+    return holder if live and not is_dead(holder) else None

@@ -511,26 +511,37 @@ class Store(Queries, Leases):
     # verdicts
 
     def add_verdicts(
-        self, verdicts: Iterable[VerdictRecord], *, skip_unchanged: bool = True
+        self,
+        verdicts: Iterable[VerdictRecord],
+        *,
+        skip_unchanged: bool = True,
+        skip_identical: bool = False,
     ) -> int:
         """Record verdicts in one transaction; returns how many rows were added.
+
+        The checks run inside the transaction, so two identical processes recording the same
+        verdicts at once add them once.
 
         Args:
             verdicts: new judgements. A verdict never replaces an older row: it supersedes it.
             skip_unchanged: do not add a verdict whose source's latest verdict on the same
                 subject already has the same value (so re-importing or re-grading is a no-op).
+            skip_identical: with ``skip_unchanged`` off, still do not add a verdict whose
+                source's latest verdict on the subject has the same value *and* detail (a
+                newer reader's re-read, whose detail names its version, is added).
         """
         added = 0
         with self.transaction() as conn:
             for verdict in verdicts:
                 check_verdict(verdict)
-                if skip_unchanged:
+                if skip_unchanged or skip_identical:
                     latest = conn.execute(
-                        "SELECT value FROM verdicts WHERE image_id IS ? AND response_id IS ? "
-                        "AND source = ? ORDER BY verdict_id DESC LIMIT 1",
+                        "SELECT value, detail_json FROM verdicts WHERE image_id IS ? "
+                        "AND response_id IS ? AND source = ? ORDER BY verdict_id DESC LIMIT 1",
                         (verdict.image_id, verdict.response_id, verdict.source),
                     ).fetchone()
-                    if latest is not None and latest[0] == verdict.value:
+                    same_value = latest is not None and latest[0] == verdict.value
+                    if same_value and (skip_unchanged or latest[1] == verdict.detail_json):
                         continue
                 row = {k: v for k, v in asdict(verdict).items() if k != "verdict_id"}
                 conn.execute(

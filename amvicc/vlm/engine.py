@@ -21,15 +21,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from amvicc.api import gather_bounded
+from amvicc.api import drain_bounded, gather_bounded
 from amvicc.catalogue import Question
-from amvicc.errors import UserError, WorkspaceError
+from amvicc.errors import WorkspaceError
 from amvicc.provenance import canonical_json, derive_seed
 from amvicc.store import ClaimFeed, ResponseRecord, RunRecord, Store, new_id
 from amvicc.vlm.base import VLM, ChatTurn, EncodedImage, Reply
 
 if TYPE_CHECKING:
     from tqdm import tqdm
+
+    from amvicc.lifecycle import RunLifecycle
 
 Slot = tuple[int, str, int]
 
@@ -154,25 +156,29 @@ class AnswerEngine:
         """The item's seed: independent of order, batching and concurrency."""
         return derive_seed(self.sampling.seed, *item.slot)
 
-    def shared_feed(self, items: Sequence[WorkItem]) -> ClaimFeed[WorkItem]:
-        """The items as a to-do list shared with other processes answering the same run.
+    def answered(self, chosen: Sequence[WorkItem]) -> set[str]:
+        """Which of ``chosen`` have a successful reply by now (another process's included)."""
+        done = self.store.done_response_slots(self.run.config_key)
+        return {item_key(item) for item in chosen if item.slot in done}
 
-        Each item is claimed in the store before it is asked about, and checked again to have
-        no reply yet, so two identical ``amvicc answer`` commands split the work.
+    def ask_shared(
+        self, life: RunLifecycle, todo: Sequence[WorkItem], *, desc: str | None = None
+    ) -> EngineResult:
+        """Ask about ``todo`` as a to-do list shared with identical processes.
+
+        Each item is claimed through the run's lifecycle before it is asked about, and
+        checked again to have no reply yet, so two identical commands (answer, challenge,
+        judge) split the work; the lifecycle's bar advances as each reply is stored.
         """
+        feed = life.share(todo, item_key, done=self.answered, chunk=self.concurrency)
+        bar = life.progress_bar(len(todo), desc=desc or self.vlm.name)
+        return self.answer_sync(todo, progress=bar, feed=feed)
 
-        def answered(chosen: Sequence[WorkItem]) -> set[str]:
-            done = self.store.done_response_slots(self.run.config_key)
-            return {item_key(item) for item in chosen if item.slot in done}
-
-        return ClaimFeed(
-            self.store,
-            f"answer:{self.run.config_key}",
-            items,
-            item_key,
-            done=answered,
-            chunk=self.concurrency,
-        )
+    def unfinished(self, life: RunLifecycle, items: Sequence[WorkItem]) -> int:
+        """Items still without a reply that no other process holds: this run's failures."""
+        life.release()
+        held = life.held_elsewhere()
+        return sum(1 for item in self.pending(items) if item_key(item) not in held)
 
     async def answer(
         self,
@@ -186,7 +192,7 @@ class AnswerEngine:
         Args:
             items: what to ask.
             progress: advanced as each item finishes.
-            feed: take the items from this shared to-do list instead (:meth:`shared_feed`):
+            feed: take the items from this shared to-do list instead (:meth:`ask_shared`):
                 ``concurrency`` workers each take their next item when they are free.
         """
         started = time.perf_counter()
@@ -201,7 +207,9 @@ class AnswerEngine:
                     items, self._answer_one, limit=self.concurrency, progress=progress
                 )
             else:
-                records = await self._answer_from(feed, progress)
+                records = await drain_bounded(
+                    feed.take_one, self._answer_one, limit=self.concurrency, progress=progress
+                )
         finally:
             try:
                 await self.vlm.aclose()
@@ -223,20 +231,6 @@ class AnswerEngine:
     ) -> EngineResult:
         """:meth:`answer` from synchronous code."""
         return asyncio.run(self.answer(items, progress=progress, feed=feed))
-
-    async def _answer_from(
-        self, feed: ClaimFeed[WorkItem], progress: tqdm[object] | None
-    ) -> list[ResponseRecord]:
-        records: list[ResponseRecord] = []
-
-        async def worker() -> None:
-            while (item := feed.take_one()) is not None:
-                records.append(await self._answer_one(item))
-                if progress is not None:
-                    progress.update(1)
-
-        await asyncio.gather(*(worker() for _ in range(self.concurrency)))
-        return records
 
     async def _answer_one(self, item: WorkItem) -> ResponseRecord:
         seed = self.item_seed(item)
@@ -284,47 +278,6 @@ class AnswerEngine:
         copy = (item.input_path, item.image.data) if item.input_path and item.image else None
         self._writer.submit(record, reply.raw, copy)
         return record
-
-
-def answer_with_progress(
-    engine: AnswerEngine,
-    todo: Sequence[WorkItem],
-    *,
-    progress: bool,
-    feed: ClaimFeed[WorkItem] | None = None,
-) -> EngineResult:
-    """Run the engine on ``todo`` with a progress bar; an interrupted run is marked so.
-
-    What the answering and the challenge stages do with their work items: a Ctrl-C, or the
-    workspace itself failing (full disk, read-only), marks the run ``interrupted`` and a
-    mistake (:class:`~amvicc.errors.UserError`) ``failed`` before the error goes on; the
-    replies stored until then are kept, and rerunning resumes. ``feed`` shares the items with
-    other processes answering the same run (claims in the store).
-    """
-    from typing import cast
-
-    from tqdm import tqdm
-
-    bar = cast(
-        "tqdm[object]",
-        tqdm(
-            total=len(todo),
-            unit="req",
-            desc=engine.vlm.name,
-            disable=not progress or not todo,
-            dynamic_ncols=True,
-        ),
-    )
-    try:
-        return engine.answer_sync(todo, progress=bar, feed=feed)
-    except (KeyboardInterrupt, WorkspaceError):
-        engine.store.try_finish_run(engine.run.run_id, "interrupted")
-        raise
-    except UserError:
-        engine.store.try_finish_run(engine.run.run_id, "failed")
-        raise
-    finally:
-        bar.close()
 
 
 def item_key(item: WorkItem) -> str:
