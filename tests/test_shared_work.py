@@ -221,3 +221,29 @@ def test_two_identical_scene_builds_draw_each_image_once(tmp_path: Path) -> None
     code, again, err = finish(start(*args))
     assert code == 0, err
     assert "; 0 drawn now" in again
+
+
+def test_sigterm_marks_the_run_interrupted_and_gives_its_claims_back(tmp_path: Path) -> None:
+    images = write_mmvp_images(tmp_path / "mmvp", range(1, 13))
+    workspace = tmp_path / "ws"
+    Store(workspace).close()
+    with FakeOpenAIServer(latency=0.5) as server:
+        args = [
+            "answer", "--model", "m", "--base-url", server.url, "--images", str(images),
+            "--index", "1-12", "--max-connections", "2", "--store", str(workspace),
+        ]  # fmt: skip
+        victim = start(*args)
+        deadline = time.monotonic() + 120
+        while len(server.requests) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        victim.send_signal(signal.SIGTERM)
+        code, _, err = finish(victim)
+    assert code == 128 + signal.SIGTERM, err[-2000:]
+    assert "stopped by signal" in err and "Traceback" not in err
+    with Store(workspace) as store:
+        (run,) = store.runs()
+        assert run.status == "interrupted"
+        assert run.summary.get("error")
+        assert all(not store.held_leases(scope) for scope in _scopes(store))
+        kept = [r for r in store.responses() if r.status == "ok"]
+    assert 0 < len(kept) < 12

@@ -19,7 +19,7 @@ from typing import NoReturn
 
 from amvicc import __version__
 from amvicc.cli.registry import load_verbs, verb_name
-from amvicc.errors import UserError
+from amvicc.errors import Terminated, UserError
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -88,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Returns:
         The exit status: 0 success, 1 a check found problems, 2 a usage or input mistake,
-        130 interrupted.
+        130 interrupted (Ctrl-C), 128 + N stopped by signal N (143 for SIGTERM).
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
@@ -102,12 +102,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UserError as err:
         print(f"amvicc {name}: error: {err}", file=sys.stderr)
         return err.exit_code
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
+        how = str(stop) if isinstance(stop, Terminated) else "interrupted"
         print(
-            f"amvicc {name}: interrupted; finished work is saved, rerun the same command to resume",
+            f"amvicc {name}: {how}; finished work is saved, rerun the same command to resume",
             file=sys.stderr,
         )
-        return 130
+        return 128 + stop.signal_number if isinstance(stop, Terminated) else 130
     except BrokenPipeError:
         # The reader went away (e.g. `| head`); exit quietly as Unix tools do.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
