@@ -52,3 +52,17 @@ def test_a_verb_is_named_once_by_its_module(tmp_path: Path) -> None:
     for name, verb in verbs.items():
         assert verb.run.__module__ == f"amvicc.cli.{name.replace('-', '_')}"
         assert (ROOT / "amvicc" / name.replace("-", "_") / "__main__.py").is_file(), name
+
+
+def test_no_function_in_amvicc_is_over_100_lines() -> None:
+    import ast
+
+    long = []
+    for path in sorted((ROOT / "amvicc").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                assert node.end_lineno is not None
+                lines = node.end_lineno - node.lineno + 1
+                if lines > 100:
+                    long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({lines})")
+    assert not long, long

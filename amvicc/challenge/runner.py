@@ -66,23 +66,7 @@ def run_challenge(
         )
     template = load_template(options.template, default=ARM_TEMPLATES[options.arm])
     first_turns, undecided = _first_turns(store, parent, catalogue)
-    peer_replies = [_replies_by_slot(store, run) for run in peers]
-    skipped: Counter[str] = Counter()
-    items: list[WorkItem] = []
-    for response, chosen in first_turns:
-        image = _first_image(store, response)
-        if image is None:
-            skipped[NO_IMAGE] += 1
-            continue
-        quoted = [
-            {"text": text}
-            for replies in peer_replies
-            if (text := replies.get(_slot(response))) is not None
-        ]
-        if options.arm == "peers" and not quoted:
-            skipped[NO_PEER] += 1
-            continue
-        items.append(_item(options, template, catalogue, response, chosen, image, quoted))
+    items, skipped = _second_turns(options, store, catalogue, template, first_turns, peers)
     if options.limit:
         items = items[: options.limit]
     if not items:
@@ -131,6 +115,35 @@ def run_challenge(
         skipped=skipped,
         error_kinds=result.error_kinds,
     )
+
+
+def _second_turns(
+    options: ChallengeOptions,
+    store: Store,
+    catalogue: Catalogue,
+    template: PromptTemplate,
+    first_turns: list[tuple[ResponseRecord, OptionLabel]],
+    peers: list[RunRecord],
+) -> tuple[list[WorkItem], Counter[str]]:
+    """The second turn after each decided first turn, and those left out, by reason."""
+    peer_replies = [_replies_by_slot(store, run) for run in peers]
+    skipped: Counter[str] = Counter()
+    items: list[WorkItem] = []
+    for response, chosen in first_turns:
+        image = _first_image(store, response)
+        if image is None:
+            skipped[NO_IMAGE] += 1
+            continue
+        quoted = [
+            {"text": text}
+            for replies in peer_replies
+            if (text := replies.get(_slot(response))) is not None
+        ]
+        if options.arm == "peers" and not quoted:
+            skipped[NO_PEER] += 1
+            continue
+        items.append(_item(options, template, catalogue, response, chosen, image, quoted))
+    return items, skipped
 
 
 def _peer_runs(options: ChallengeOptions, store: Store, parent: RunRecord) -> list[RunRecord]:
