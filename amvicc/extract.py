@@ -32,6 +32,7 @@ not read as answers. Each decision carries the rule that made it, stored with th
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import re
@@ -273,8 +274,13 @@ _WRONG = (
     r"|(?:is|are)n't\s+(?:correct|right|true|the\s+answer)|(?:can|could)\s+be\s+ruled\s+out"
     r"|(?:is|are)(?:\s+not|n't)(?=\s*(?:[.,;!]|$))"
 )
-_LABEL_WRONG_AFTER = re.compile(r"^\s*(?:[\w'\-]+\s+){0,4}?(?:" + _WRONG + r")\b", re.IGNORECASE)
-_OPTION_WRONG_AFTER = re.compile(r"^\s*(?:" + _WRONG + r")\b", re.IGNORECASE)
+# Matched where a label or an option's words end (``pattern.match(text, end)``).
+_LABEL_WRONG_AFTER = re.compile(r"\s*(?:[\w'\-]+\s+){0,4}?(?:" + _WRONG + r")\b", re.IGNORECASE)
+_OPTION_WRONG_AFTER = re.compile(r"\s*(?:" + _WRONG + r")\b", re.IGNORECASE)
+# How far back a word can change what a label or an option's word means ("not", "rather than",
+# the clause it is in, the option's text before its label). Looking back only this far keeps
+# the reading of a long reasoning trace linear in its length.
+_LOOKBACK = 240
 
 # Hedges and refusals: the reply does not commit to one option.
 _HEDGE = re.compile(
@@ -388,7 +394,7 @@ _NEGATORS = frozenset(
         "none",
     ]
 )
-_CLAUSE_BREAK = re.compile(r"[.,;:!?()]|\bbut\b|\bhowever\b|\bwhile\b|\bwhereas\b")
+_CLAUSE_BREAK = re.compile(r"[.,;:!?()]|\bbut\b|\bhowever\b|\bwhile\b|\bwhereas\b", re.IGNORECASE)
 # "the one on the left", "one of them": the pronoun, not the number.
 _PRONOUN_ONE_BEFORE = frozenset(["the", "this", "that", "which", "each", "every", "any", "no"])
 
@@ -407,11 +413,13 @@ def _normalise_token(raw: str) -> str:
     return token
 
 
-def _tokens(text: str) -> list[_Token]:
+@functools.lru_cache(maxsize=64)
+def _tokens(text: str) -> tuple[_Token, ...]:
+    """``text``'s words, normalised, with their places (cached: a reply is read many times)."""
     lowered = text.lower()
-    return [
+    return tuple(
         _Token(_normalise_token(m.group()), m.start(), m.end()) for m in _TOKEN.finditer(lowered)
-    ]
+    )
 
 
 # Words that put an option's word between the two options: "partly open", "half closed".
@@ -457,7 +465,7 @@ _IN_BETWEEN_PAIRS = frozenset(
 )
 
 
-def _in_between(span: _Span, tokens: list[_Token]) -> bool:
+def _in_between(span: _Span, tokens: Sequence[_Token]) -> bool:
     before = [t.norm for t in tokens[max(0, span.first - 2) : span.first]]
     if before and before[-1] in _IN_BETWEEN:
         return True
@@ -546,7 +554,11 @@ def _echoed_pair(words: list[str], first: _Span, second: _Span) -> bool:
 _NOT_THE_WORD = re.compile(r"\s*(?:[.,]\d|\s+and\s+a\s+half\b|½)")
 
 
-def _neighbour(tokens: list[_Token], text: str, index: int, step: int) -> str:
+# An answer statement is read up to the end of its sentence, and at most this far.
+_STATEMENT_LENGTH = 600
+
+
+def _neighbour(tokens: Sequence[_Token], text: str, index: int, step: int) -> str:
     """The token next to ``tokens[index]`` (``step`` -1 or +1) in the same phrase, or ''."""
     other = index + step
     if not 0 <= other < len(tokens):
@@ -650,6 +662,7 @@ class _OptionText:
         """
         if not self.usable:
             return None
+        prefix = prefix[-_LOOKBACK:]
         tokens = _tokens(prefix)
         size = len(self.words[label])
         if len(tokens) < size or prefix[tokens[-1].end :].strip(" \"'\n"):
@@ -683,7 +696,7 @@ class _OptionText:
         between = {s.label for s in spans if _in_between(s, tokens)}
         return [s for s in spans if not _in_between(s, tokens)], between
 
-    def _says_option(self, span: _Span, tokens: list[_Token], text: str) -> bool:
+    def _says_option(self, span: _Span, tokens: Sequence[_Token], text: str) -> bool:
         """Whether a mention of a one-word option says the option.
 
         Not when it uses the word for something else: a place ("on the left"), a part ("the
@@ -743,7 +756,7 @@ class _OptionText:
                 return {longer}
         return found
 
-    def _spans(self, tokens: list[_Token]) -> list[_Span]:
+    def _spans(self, tokens: Sequence[_Token]) -> list[_Span]:
         words = [t.norm for t in tokens]
         found: list[_Span] = []
         for label in OPTION_LABELS:
@@ -754,37 +767,40 @@ class _OptionText:
                     found.append(_Span(label, i, i + size))
         # A mention inside a longer option's mention belongs to that option
         # ("visible" inside "not visible", "one" inside "more than one").
-        kept = [
-            s
-            for s in found
-            if not any(
-                o is not s
-                and o.last - o.first > s.last - s.first
-                and o.first <= s.first
-                and s.last <= o.last
-                for o in found
-            )
-        ]
+        longer = max(OPTION_LABELS, key=lambda label: len(self.words[label]))
+        size = len(self.words[longer])
+        starts = {s.first for s in found if s.label == longer}
+        kept = sorted(
+            (
+                s
+                for s in found
+                if s.label == longer
+                or size == s.last - s.first
+                or not any(f in starts for f in range(s.last - size, s.first + 1))
+            ),
+            key=lambda s: s.first,
+        )
         kept = [s for s in kept if not self._pronoun_one(s, tokens)]
         # "open or closed", "between a mug and a glass" echo the question; they answer nothing.
         echoed: set[int] = set()
         for i, first in enumerate(kept):
-            for j, second in enumerate(kept):
+            for j in range(i + 1, min(i + 4, len(kept))):
+                second = kept[j]
                 if first.label != second.label and _echoed_pair(words, first, second):
                     echoed.update((i, j))
-        return sorted((s for i, s in enumerate(kept) if i not in echoed), key=lambda s: s.first)
+        return [s for i, s in enumerate(kept) if i not in echoed]
 
-    def _pronoun_one(self, span: _Span, tokens: list[_Token]) -> bool:
+    def _pronoun_one(self, span: _Span, tokens: Sequence[_Token]) -> bool:
         if span.last - span.first != 1 or tokens[span.first].norm != "1":
             return False
         before = tokens[span.first - 1].norm if span.first > 0 else ""
         after = tokens[span.last].norm if span.last < len(tokens) else ""
         return before in _PRONOUN_ONE_BEFORE or after in ("of", "another")
 
-    def _negated(self, span: _Span, tokens: list[_Token], text: str) -> bool:
+    def _negated(self, span: _Span, tokens: Sequence[_Token], text: str) -> bool:
         start = tokens[span.first].start
-        clause_start = 0
-        for match in _CLAUSE_BREAK.finditer(text.lower(), 0, start):
+        clause_start = max(0, start - _LOOKBACK)
+        for match in _CLAUSE_BREAK.finditer(text, clause_start, start):
             clause_start = match.end()
         before = [
             t.norm for t in tokens[max(0, span.first - 4) : span.first] if t.start >= clause_start
@@ -793,7 +809,7 @@ class _OptionText:
             return True
         if tuple(before[-2:]) in (("rather", "than"), ("instead", "of")):
             return True
-        return _OPTION_WRONG_AFTER.match(text[tokens[span.last - 1].end :]) is not None
+        return _OPTION_WRONG_AFTER.match(text, tokens[span.last - 1].end) is not None
 
 
 # --- the extractor ---------------------------------------------------------------------------
@@ -1034,11 +1050,13 @@ class _Extractor:
             own_doubt = _MAY_BE_WRONG.match(text, hedge.end()) is not None  # "I could be wrong"
             if not own_doubt and (_WEIGHS_OPTIONS.search(said) or not _CONFIDENCE.search(said)):
                 return None
-            start = max((m.end() for m in _CLAUSE_MARK.finditer(text, 0, hedge.start())), default=0)
+            window = max(0, hedge.start() - _LOOKBACK)
+            marks = _CLAUSE_MARK.finditer(text, window, hedge.start())
+            start = max((m.end() for m in marks), default=window)
             end_mark = _SENTENCE_END.search(text, hedge.end())
             end = end_mark.end() if end_mark else len(text)
             clause = text[start:end]
-            if not _CONCESSIVE.search(clause) or not _WORDS.search(text[:start]):
+            if not _CONCESSIVE.search(clause) or not _WORDS.search(text, 0, start):
                 return None
             if self._names_an_answer(clause):
                 return None
@@ -1182,20 +1200,20 @@ class _Extractor:
         found: list[_Mention] = []
         for match in _LABEL_MENTION.finditer(text):
             label = _label(next(g for g in match.groups() if g))
-            before = text[: match.start()]
+            before = text[max(0, match.start() - _LOOKBACK) : match.start()]
             negated = bool(
                 _NEGATED_BEFORE.search(before)
-                or _LABEL_WRONG_AFTER.match(text[match.end() :])
+                or _LABEL_WRONG_AFTER.match(text, match.end())
                 # A label after its option's text shares its negation: "not closed (b)".
                 or self.options.negated_before(before, label)
             )
             found.append(_Mention(label, negated))
         for match in _LABEL_FIRST.finditer(text):
             letter = next(g for g in match.groups() if g)
-            negated = bool(_NEGATED_BEFORE.search(text[: match.start()]))
-            found.append(_Mention(_label(letter), negated))
+            before = text[max(0, match.start() - _LOOKBACK) : match.start()]
+            found.append(_Mention(_label(letter), bool(_NEGATED_BEFORE.search(before))))
         leading = _LEADING_LABEL.match(text)
-        if leading and _LABEL_WRONG_AFTER.match(text[leading.end() :]):
+        if leading and _LABEL_WRONG_AFTER.match(text, leading.end()):
             found.append(
                 _Mention(_label(next(g for g in leading.groups() if g)), True)
             )  # "B is wrong"
@@ -1208,7 +1226,7 @@ class _Extractor:
         """
         chosen: dict[OptionLabel, int] = {}
         for match in _MARKER.finditer(text):
-            label = self._statement(text[match.end() :])
+            label = self._statement(text[match.end() : match.end() + _STATEMENT_LENGTH])
             if isinstance(label, Extraction):
                 return label
             if label is not None:
@@ -1234,7 +1252,7 @@ class _Extractor:
             label = _label(next(g for g in label_match.groups() if g))
             after = segment[label_match.end() :]
             both = _BOTH_AFTER[label].match(after)
-            if both and not _LABEL_WRONG_AFTER.match(after[both.end() :]):  # not "A, B is wrong"
+            if both and not _LABEL_WRONG_AFTER.match(after, both.end()):  # not "A, B is wrong"
                 return Extraction(None, "both-labels")  # "Answer: A, B", "(a) or (b)"
             if _contradicts(self.options.votes(after), label):
                 return Extraction(None, "conflict")
@@ -1254,7 +1272,7 @@ class _Extractor:
     def _leading(self, text: str) -> OptionLabel | Extraction | None:
         """The option a reply opens with: its label, or yes/no for yes/no questions."""
         match = _LEADING_LABEL.match(text)
-        if match and not _LABEL_WRONG_AFTER.match(text[match.end() :]):  # not "B is wrong"
+        if match and not _LABEL_WRONG_AFTER.match(text, match.end()):  # not "B is wrong"
             label = _label(next(g for g in match.groups() if g))
             if _BOTH_AFTER[label].match(text[match.end() :]):
                 return Extraction(None, "both-labels")  # "A, B", "(a)(b)"
@@ -1353,7 +1371,7 @@ def _revisions(text: str) -> list[str]:
     """
     cuts = [0]
     for match in _REVISION.finditer(text):
-        before = text[: match.start()]
+        before = text[max(0, match.start() - _LOOKBACK) : match.start()]
         lead = _CLAUSE_LEAD.search(before)
         head = before[: lead.start()] if lead else before
         if not head.strip() or not _CLAUSE_START.search(head):
