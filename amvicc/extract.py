@@ -103,6 +103,11 @@ def extract_from_options(
     return _Extractor(options[0], options[1], question).extract(text)
 
 
+def _word_set(words: str) -> frozenset[str]:
+    """A set of words written as one string, for long lists of words."""
+    return frozenset(words.split())
+
+
 # --- cleaning --------------------------------------------------------------------------------
 
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
@@ -167,28 +172,9 @@ _LEADING_LABEL = re.compile(
     r"|([AB])(?=\s*(?:$|[,;!\-\u2013\u2014]))"
     r"|(B)(?=\s))"
 )
-_YES_WORDS = frozenset(
-    {
-        "yes",
-        "yeah",
-        "yep",
-        "oui",
-        "sí",
-        "si",
-        "sì",
-        "sim",
-        "ja",
-        "да",
-        "是的",
-        "是",
-        "はい",
-        "对",
-        "對",
-    }
-    | {"네", "예"}
-)
+_YES_WORDS = _word_set("yes yeah yep oui sí si sì sim ja да 是的 是 はい 对 對 네 예")
 _YES_NO_WORD = (
-    r"(yes|yeah|yep|nope|no|oui|non|sí|sì|sim|não|nein|ja|да|нет|是的|不是|不|はい|いいえ|否"
+    r"(yes|yeah|yep|nope|no|oui|non|sí|sì|si|sim|não|nein|ja|да|нет|是的|不是|不|はい|いいえ|否"
     r"|네|예|아니요|아니오)"
 )
 # A yes or no that answers: followed by punctuation, the end, or the clause it answers with
@@ -477,11 +463,6 @@ class _Span:
     label: OptionLabel
     first: int  # token indices, end exclusive
     last: int
-
-
-def _word_set(words: str) -> frozenset[str]:
-    """A set of words written as one string, for long lists of words."""
-    return frozenset(words.split())
 
 
 # Words that may follow a one-word option's word when the option is what is said ("facing left
@@ -816,9 +797,10 @@ class _OptionText:
 
 # A model that says it cannot see the image: whatever it then picks is a guess about images in
 # general, not a reading of this one ("I can't see images, but butterflies usually ... (b)").
+_CANNOT = r"(?:can(?:'t|not|\s+not)|could(?:n't|\s+not)|unable\s+to|not\s+able\s+to)"
 _BLIND = re.compile(
-    r"\b(?:can(?:'t|not|\s+not)|could(?:n't|\s+not)|unable\s+to|not\s+able\s+to"
-    r"|(?:do|does)(?:n't|\s+not)\s+have\s+(?:the\s+)?(?:ability|capability|access)\s+to)"
+    r"\b(?:" + _CANNOT + r"|(?:do|does)(?:n't|\s+not)\s+have\s+(?:the\s+)?"
+    r"(?:ability|capability|access)\s+to)"
     r"\s+(?:see|view|access|open|load|look\s+at|process|analy[sz]e|perceive)\s+"
     r"(?:(?:the|this|that|your|any|an)\s+)?(?:(?:attached|provided|uploaded|actual)\s+)?"
     r"(?:images?|pictures?|photos?|photographs?)\b"
@@ -834,8 +816,7 @@ _BLIND = re.compile(
 )
 # "I cannot see the pepper, but peppers in stock photos are usually red": a guess from priors.
 _NOT_SEEN = re.compile(
-    r"\b(?:can(?:'t|not|\s+not)|could(?:n't|\s+not)|unable\s+to|not\s+able\s+to)\s+"
-    r"(?:see|view|find|locate|spot|make\s+out)\b",
+    r"\b" + _CANNOT + r"\s+(?:see|view|find|locate|spot|make\s+out)\b",
     re.IGNORECASE,
 )
 _USUALLY = re.compile(
@@ -849,8 +830,8 @@ _AND_OTHER = (
     r"|和|或者|或|と|か)?\s*(?:[(\[]\s*[{x}{X}]\s*[)\]]|{X}(?![\w'])|{x}(?=\s*(?:[.,;:!)/]|\Z)))"
 )
 _BOTH_AFTER = {
-    label: re.compile(_AND_OTHER.format(x=_other_letter, X=_other_letter.upper()), re.IGNORECASE)
-    for label, _other_letter in (("a", "b"), ("b", "a"))
+    label: re.compile(_AND_OTHER.format(x=other, X=other.upper()), re.IGNORECASE)
+    for label, other in (("a", "b"), ("b", "a"))
 }
 # A bare capital label anywhere ("it could be B"), for checking that a caveat names no option.
 _BARE_LABEL = re.compile(r"(?<![\w'])[AB](?![\w'])")
@@ -1001,7 +982,7 @@ class _Extractor:
             return _label(only.group(1))
         leading = _LEADING_LABEL.match(cleaned)
         if leading:
-            label = _label(next(g for g in leading.groups() if g))
+            label = _matched_label(leading)
             if _BOTH_AFTER[label].match(cleaned[leading.end() :]):
                 return Extraction(None, "both-labels")  # "(a) or (b)": no decision
             rest, _ = self.options.read(self.options.without_echoes(cleaned))
@@ -1199,7 +1180,7 @@ class _Extractor:
     def _mentions(self, text: str) -> list[_Mention]:
         found: list[_Mention] = []
         for match in _LABEL_MENTION.finditer(text):
-            label = _label(next(g for g in match.groups() if g))
+            label = _matched_label(match)
             before = text[max(0, match.start() - _LOOKBACK) : match.start()]
             negated = bool(
                 _NEGATED_BEFORE.search(before)
@@ -1209,14 +1190,11 @@ class _Extractor:
             )
             found.append(_Mention(label, negated))
         for match in _LABEL_FIRST.finditer(text):
-            letter = next(g for g in match.groups() if g)
             before = text[max(0, match.start() - _LOOKBACK) : match.start()]
-            found.append(_Mention(_label(letter), bool(_NEGATED_BEFORE.search(before))))
+            found.append(_Mention(_matched_label(match), bool(_NEGATED_BEFORE.search(before))))
         leading = _LEADING_LABEL.match(text)
         if leading and _LABEL_WRONG_AFTER.match(text, leading.end()):
-            found.append(
-                _Mention(_label(next(g for g in leading.groups() if g)), True)
-            )  # "B is wrong"
+            found.append(_Mention(_matched_label(leading), True))  # "B is wrong"
         return found
 
     def _marked_answers(self, text: str) -> tuple[OptionLabel, int] | Extraction | None:
@@ -1249,7 +1227,7 @@ class _Extractor:
             return None
         label_match = _SEGMENT_LABEL.match(segment)
         if label_match:
-            label = _label(next(g for g in label_match.groups() if g))
+            label = _matched_label(label_match)
             after = segment[label_match.end() :]
             both = _BOTH_AFTER[label].match(after)
             if both and not _LABEL_WRONG_AFTER.match(after, both.end()):  # not "A, B is wrong"
@@ -1273,7 +1251,7 @@ class _Extractor:
         """The option a reply opens with: its label, or yes/no for yes/no questions."""
         match = _LEADING_LABEL.match(text)
         if match and not _LABEL_WRONG_AFTER.match(text, match.end()):  # not "B is wrong"
-            label = _label(next(g for g in match.groups() if g))
+            label = _matched_label(match)
             if _BOTH_AFTER[label].match(text[match.end() :]):
                 return Extraction(None, "both-labels")  # "A, B", "(a)(b)"
             if self.options.yes_no:
@@ -1295,6 +1273,11 @@ class _Extractor:
 
 def _label(letter: str) -> OptionLabel:
     return "a" if letter.lower() == "a" else "b"
+
+
+def _matched_label(match: re.Match[str]) -> OptionLabel:
+    """The label a pattern with one group per way of writing a label found."""
+    return _label(next(g for g in match.groups() if g))
 
 
 def _other(label: OptionLabel) -> OptionLabel:
