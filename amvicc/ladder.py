@@ -43,8 +43,9 @@ LEVEL_NAMES = {
 LADDER_FILE = "ladder.jsonl"
 #: A ladder reply's image key: the rung asked about the image (``rung:3``).
 RUNG_PREFIX = "rung:"
-#: Bumped when :func:`compare` reads replies differently (stored with every verdict).
-COMPARATOR_VERSION = 1
+#: Bumped when :func:`compare` reads replies differently (stored with every verdict), which
+#: includes every change of the extractor it reads options with (2: extractor v3).
+COMPARATOR_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -229,7 +230,7 @@ def read_reply(rung: LadderQuestion, reply: str | None) -> Reading:
     choices = rung.choices
     if choices is None:
         raise ValueError(f"a {rung.type} rung needs its two choices")
-    extraction = extract_from_options(reply, choices)
+    extraction = extract_from_options(reply, choices, rung.question)
     if extraction.choice is None:
         return Reading(None, extraction.rule, None)
     if rung.type == "option":

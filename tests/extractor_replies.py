@@ -1,15 +1,20 @@
 """Hand-written VLM replies with the option each one means, or None where it means none.
 
-The styles of GPT-4o, Claude, Gemini, Qwen-VL, LLaVA and Llama answering MMVP's "(a)/(b)"
-questions, in English, Chinese, Japanese, French, Spanish and German. The table is the
-extractor's specification: it may leave a reply undecided (a miss, counted) but never decide
-one wrongly.
+The styles of GPT-4o, Claude, Gemini, Qwen-VL, LLaVA, InternVL, Llama and reasoning models
+(``<think>`` traces) answering MMVP's "(a)/(b)" questions, in markdown, LaTeX, JSON, YAML and
+XML, in English, Chinese, Japanese, Korean, French, Spanish, Italian, Portuguese, German and
+Russian. The table is the extractor's specification: it may leave a reply undecided (a miss,
+counted) but never decide one wrongly, nor pick an option where a strict grader reads none.
 
-Questions used: 1 (a) Open (b) Closed · 3 (a) Round (b) Thin · 5 (a) Left (b) Right ·
-7 (a) Towards the camera (b) Away from the camera · 9 (a) Yes (b) No (can you see "Z") ·
-13 (a) Single (b) Multiple · 25 (a) Black (b) Red · 99 (a) Long (b) Short · 117 (a) 1 (b) 2 ·
-147 (a) Visible (b) Not visible · 153 (a) One (b) More than one · 265 (a) Tied (b) Untied ·
-271 (a) Shirt (b) T-shirt · 279 (a) Standing (b) Sitting.
+The rows from IDIOMS_AND_LEADING_WORDS on (203 replies) were written for issue 23 before the
+extractor's rules were changed for them, as a held-out set would be.
+
+Each row names its question by MMVP index (``prompts/amvicc.csv``); the most used: 1 (a) Open
+(b) Closed · 5 (a) Left (b) Right · 7 (a) Towards the camera (b) Away from the camera · 9 (a) Yes
+(b) No (can you see "Z") · 13 (a) Single (b) Multiple · 25 (a) Black (b) Red · 71 (a) Locked
+(b) Unlocked · 85 (a) Erect (b) Drooping · 99 (a) Long (b) Short · 103 (a) Up (b) Down · 117 (a) 1
+(b) 2 · 141 (a) Raised (b) Lowered · 147 (a) Visible (b) Not visible · 153 (a) One (b) More than
+one · 245 and 279 (a) Standing (b) Sitting · 265 (a) Tied (b) Untied · 271 (a) Shirt (b) T-shirt.
 """
 
 from __future__ import annotations
@@ -639,6 +644,392 @@ EDGE_CASES: list[Row] = [
     (99, "A", "a"),
 ]
 
+IDIOMS_AND_LEADING_WORDS: list[Row] = [
+    # An idiom that opens with "No" or "Yes" is no answer; what follows it may be.
+    (9, "No doubt about it — the Z key sits at the bottom left, next to X.", "a"),
+    (19, "No question, the dorsal fin is sticking out of the water.", "a"),
+    (43, "No wonder the bus looks so tall: all four wheels are hidden behind the snowbank.", "b"),
+    (97, "No kidding, every key glows blue from underneath.", "a"),
+    (87, "No way to miss it: a hand rests on the mouse.", "a"),
+    (67, "No matter where I look, the sky is clear blue with no clouds.", "b"),
+    (11, "Yes and no: the tail is half raised but not fanned.", None),
+    (55, "Not sure at first, but yes — the stems are at the top of the bunch.", "a"),
+    (73, "Yes! Definitely wet — puddles everywhere.", "a"),
+    (81, "Nope. The head is rounded, not hammer-shaped.", "b"),
+    (39, "No doubt the duck is floating; it sits high on the water.", "a"),
+    (113, "No, not one window anywhere.", "b"),
+    (89, "No people, just an empty beach.", "b"),
+    (125, "Yes there is a door on the left wall.", "a"),
+    (93, "No the wrists are bare.", "b"),
+    (1, "No doubt about it — the wings are spread wide open.", "a"),
+    (71, "No question about it, it's locked.", "a"),
+]
+
+OPTION_WORDS_ABOUT_SOMETHING_ELSE: list[Row] = [
+    # The option's word describes another thing in the image: no answer to the question.
+    (
+        5,
+        "The dog is sitting to the left of the bench, and it's looking straight at the camera.",
+        None,
+    ),
+    (123, "The duck floats to the right of a rock, and its beak points left.", "a"),
+    (243, "A white rabbit sits on the left side of the lawn.", None),
+    (
+        293,
+        "The sports car is parked on the right side of the street, nose pointing toward the left "
+        "edge of the photo.",
+        "a",
+    ),
+    (259, "The elderly couple walks on the right-hand path.", None),
+    (25, "The chicken stands on black soil in front of a red barn.", None),
+    (37, "The flowers in the foreground are pink.", None),
+    (181, "The car is white with a blue stripe down the middle.", "a"),
+    (207, "A red cutting board holds the pepper.", None),
+    (103, "Down in the corner there is a needle, pointing up.", "a"),
+    (75, "The photo shows the top of the flower, shot from directly above.", "a"),
+    (149, "The piano stands against the left wall; its back panel faces right.", None),
+    (5, "Right, so the dog is facing left.", "a"),
+    (245, "The elderly man is sitting on a bench while a child is standing next to him.", "b"),
+    (153, "One bowl holds the apples; there are three red ones.", "b"),
+    (135, "Two hands hold a single cup of coffee.", "a"),
+    (179, "One rider and two wheels are in view.", "b"),
+    (47, "Two of the spots are on the head; there are 6 in total.", "b"),
+]
+
+BOTH_LETTERS_AND_REPETITION: list[Row] = [
+    (1, "A, B", None),
+    (5, "A/B", None),
+    (7, "(a)(b)", None),
+    (13, "Answer: A, B", None),
+    (25, "A and B", None),
+    (85, "Erect Drooping Erect Drooping Erect Drooping Erect Drooping", None),
+    (99, "(a) (a) (a) (b) (b) (b) (a) (b) (a) (b)", None),
+    (9, "Yes No Yes No Yes No Yes No", None),
+    (141, "raised raised raised raised lowered lowered lowered", None),
+]
+
+CUT_OFF: list[Row] = [
+    (1, "Looking at the butterfly, its wings are", None),
+    (71, "The lock on the fence is", None),
+    (5, "Let's analyze the dog's posture. The head is turned toward the", None),
+    (99, "The correct answer is", None),
+    (83, "Step 1: locate the truck cab. Step 2: check the door. The door appears to be", None),
+    (7, "**Answer:** (", None),
+    (85, "The dog's ears are clearly", None),
+    (147, "Final answer: Not", None),
+]
+
+MARKED_NON_DECISIONS: list[Row] = [
+    (1, r"\boxed{\text{(a) or (b)}}", None),
+    (5, r"Final answer: $\boxed{\text{A or B}}$", None),
+    (7, '{"answer": "(a) or (b)", "reason": "the bus is too far to tell"}', None),
+    (13, '{"answer": "A/B"}', None),
+    (25, "<answer>(a) or (b)</answer>", None),
+    (85, "answer: either\nreason: ears are hidden by the hat", None),
+    (99, "Answer: A or B, depending on the lighting.", None),
+    (103, "<answer>up or down</answer>", None),
+    (9, '{"answer": "yes or no"}', None),
+    (141, "Final answer: (a)/(b)", None),
+    (71, r"\boxed{?}", None),
+    (1, "<response><answer>none</answer></response>", None),
+]
+
+LABEL_AGAINST_ITS_WORDS: list[Row] = [
+    (1, "Answer: B (Open)", None),
+    (5, "**A** – the dog looks to the right.", None),
+    (7, "(b) — it's heading towards the camera, headlights on.", None),
+    (71, "B. The shackle is clicked shut into the body; it's locked.", None),
+    (99, "Option A: Short", None),
+    (265, '{"answer": "b", "label_text": "Tied"}', None),
+    (245, "B) Standing", None),
+]
+
+BLIND_GUESSES: list[Row] = [
+    # A model that says it cannot see the image answers nothing about it, whatever it guesses.
+    (1, "I can't see images, but butterflies usually rest with closed wings, so (b).", None),
+    (5, "I'm unable to view the image. If I had to guess, I'd say (a) Left.", None),
+    (
+        9,
+        "As a text-only model I cannot see the picture; most keyboards have a Z key, so yes.",
+        None,
+    ),
+    (25, "No image was provided. Assuming a typical hen, the answer would be (b) Red.", None),
+    (
+        99,
+        "I don't have the ability to view images. Based on typical African elephants, (a) Long.",
+        None,
+    ),
+    (71, "Sorry, the image didn't load. Generally such locks are locked: A.", None),
+    (207, "I cannot see the pepper, but bell peppers in stock photos are usually red → (a)", None),
+]
+
+REJECTED_OPTION_LAST: list[Row] = [
+    (155, "The vase is beside the bedside table, not on the windowsill (b).", "a"),
+    (1, "The wings are open (a), rather than closed (b).", "a"),
+    (5, "It faces left, so the answer is (a) and not (b).", "a"),
+    (85, "Erect, definitely not drooping (b).", "a"),
+    (163, "It's in front of a large window, not in front of a wall between two windows (b).", "a"),
+    (251, "It's a glass, not a mug (a).", "b"),
+    (71, "Unlocked — not (a) Locked.", "b"),
+    (99, "The tusks are long (a); they are certainly not short (b).", "a"),
+]
+
+HEDGED_PICKS: list[Row] = [
+    # A pick with a caveat is still a pick: a person reads it at once.
+    (5, "I think it's B, but I'm not completely sure.", "b"),
+    (1, "I believe the answer is (a), though the angle makes it a little hard to tell.", "a"),
+    (71, "Probably locked — the shackle looks closed, but the photo is small.", "a"),
+    (99, "I'm fairly confident it's (b) Short.", "b"),
+    (85, "My best guess is (a) Erect.", "a"),
+    (7, "I'm not 100% certain, but I'd go with (b).", "b"),
+    (13, "Most likely multiple, but it's hard to be certain.", "b"),
+    (103, "It looks like the needle points down, although the dial is blurry.", "b"),
+    (9, "I think so — yes, there's a Z in the lower left.", "a"),
+    (141, "I'd lean toward (a) Raised.", "a"),
+]
+
+REVISED_FINAL_ANSWERS: list[Row] = [
+    (
+        1,
+        "Final answer: (a)\n\nWait — looking again, the wings are pressed together. Final answer: (b)",
+        "b",
+    ),
+    (
+        5,
+        "Answer: Left. Actually, on closer inspection the nose points right, so the answer is Right.",
+        "b",
+    ),
+    (85, "**Final answer: B**\n\nCorrection: the ears stand straight up. **Final answer: A**", "a"),
+    (99, "Final answer: (b). Hmm, hold on, they're long. Final answer: (a).", "a"),
+    (71, "Final answer: A. Wait, I may be wrong.", None),
+    (
+        141,
+        "Final answer: (a) Raised. Let me double-check... yes, the trunk is lifted above the head. "
+        "(a).",
+        "a",
+    ),
+]
+
+BETWEEN_X_AND_Y: list[Row] = [
+    (5, "Between left and right, I'd say left.", "a"),
+    (99, "Between (a) and (b), I'd say (b).", "b"),
+    (85, "Between erect and drooping, I'd go with drooping.", "b"),
+    (71, "Between locked and unlocked, it's locked.", "a"),
+    (1, "Between (a) and (b), it's hard to decide.", None),
+    (251, "Between a mug and a glass, I'd pick the glass.", "b"),
+]
+
+REASONING_TRACES: list[Row] = [
+    (
+        1,
+        "<think>\nThe wings form a flat V... the upper side pattern is visible, so they're "
+        "spread.\n</think>\n\nFinal answer: A",
+        "a",
+    ),
+    (
+        5,
+        "Let me reason. The tail is on the left, the snout on the right. A dog faces where its "
+        "snout points. Therefore it faces right.\n\nFinal answer: B",
+        "b",
+    ),
+    (
+        85,
+        "Thinking: The ears fold down over the sides of the head, covering the ear canal. That "
+        "is drooping, not erect.\nFinal answer: B",
+        "b",
+    ),
+    (
+        9,
+        "Okay, so the question is whether Z is visible. Row three: A S D F... row four: Z X C V. "
+        "There it is.\nFinal answer: Yes",
+        "a",
+    ),
+    (
+        103,
+        "<think>Needle tip at 6 o'clock. So down. But wait, is that the tail? No, the tail is the "
+        "short end.</think>\nDown",
+        "b",
+    ),
+    (141, "<think>raised? lowered? The trunk curls up above the head.</think>", None),
+    (71, "<think>The shackle is inserted into the body.</think>\n\n**Answer:** Locked (a)", "a"),
+    (245, "<think>\nShe sits on a bench. Sitting.\n</think>\nThe answer is (b) Sitting.", "b"),
+    (13, "<think>I count six ears... wait, that's one ear with leaves. Single.</think>\n(a)", "a"),
+    (
+        75,
+        "<think>Looking down at the flower? The petals radiate in a full circle around the "
+        "center, so top view.</think>\n\nA",
+        "a",
+    ),
+    (
+        99,
+        "<think>Tusks short. Answer B.</think>\nLet me double check: the tusks are short. Final "
+        "answer: B",
+        "b",
+    ),
+    (
+        265,
+        "Reasoning:\n1. Laces visible? Yes.\n2. Knot or bow? A bow is visible.\n3. Conclusion: "
+        "tied.\n\nFinal answer: A",
+        "a",
+    ),
+    (
+        243,
+        "Step-by-step: (1) find the rabbit's head; (2) the ears point back to the right; (3) the "
+        "nose is on the left. Final answer: Left",
+        "a",
+    ),
+    (
+        19,
+        "The fin? Let me check the top of the back. A tall triangular fin cuts the surface. "
+        "Final answer: (a) Yes",
+        "a",
+    ),
+]
+
+MODEL_FAMILIES: list[Row] = [
+    # GPT-4o / GPT-4.1
+    (85, "The dog's ears are **drooping**.", "b"),
+    (103, "The needle is pointing **down**.", "b"),
+    (141, "**(a) Raised** — the trunk is lifted above the head.", "a"),
+    (71, "The lock is **unlocked**; the shackle is open.", "b"),
+    # Claude
+    (
+        99,
+        "Looking at this image, I can see an elephant whose tusks extend well past its chin and "
+        "curve upward. These are long tusks.\n\n**Answer: (a) Long**",
+        "a",
+    ),
+    (
+        245,
+        "In this image, the elderly woman is seated on a park bench with her hands resting in "
+        "her lap. She is sitting.\n\nThe answer is **(b) Sitting**.",
+        "b",
+    ),
+    (
+        9,
+        'I don\'t see a "Z" key in this image — the visible portion of the keyboard shows only '
+        "the number row and part of the QWERTY row.\n\n**(b) No**",
+        "b",
+    ),
+    (
+        5,
+        "I can't determine the dog's orientation with confidence from this image, as it "
+        "appears to be blurred.",
+        None,
+    ),
+    # Gemini
+    (
+        141,
+        "**Answer:** (b) Lowered\n\n**Explanation:**\n* The trunk hangs straight down toward "
+        "the ground.",
+        "b",
+    ),
+    (
+        13,
+        "The image shows **multiple** ears of corn.\n\n* There are at least five ears stacked in a crate.",
+        "b",
+    ),
+    (
+        85,
+        "Based on the image, the dog's ears are **erect**.\n\nHere's why:\n* They point straight up.",
+        "a",
+    ),
+    # Qwen-VL
+    (71, "Locked", "a"),
+    (243, "Left.", "a"),
+    (263, "Slice", "a"),
+    (25, "The chicken's body is black.", "a"),
+    # LLaVA
+    (85, "The dog's ears are drooping.", "b"),
+    (103, "The needle is pointing up.", "a"),
+    (9, 'No, there is no key with the letter "Z" visible in the image.', "b"),
+    (245, "The elderly person in the picture is sitting on a bench.", "b"),
+    (19, "Yes, the dorsal fin of the dolphin is visible in the image.", "a"),
+    # InternVL
+    (5, "B", "b"),
+    (99, "A. Long", "a"),
+    (141, "(b) Lowered", "b"),
+    (103, "The answer is A.", "a"),
+    (71, "B. Unlocked", "b"),
+    # Llama 3.2 Vision
+    (
+        85,
+        "**Step 1: Analyze the image.** The dog has long ears that hang down.\n\n**Step 2: "
+        "Determine the answer.** They are drooping.\n\n*Answer*: (b) Drooping",
+        "b",
+    ),
+    (245, "**Answer:** B", "b"),
+]
+
+FORMATS: list[Row] = [
+    (1, "## Answer\n\n**(b) Closed**", "b"),
+    (5, "> **Answer:** Right", "b"),
+    (85, "- **Ears:** drooping\n- **Answer:** (b)", "b"),
+    (99, r"The tusks are short, so the answer is $\boxed{B}$.", "b"),
+    (103, r"$$\boxed{\text{(b) Down}}$$", "b"),
+    (141, r"\textbf{Answer:} (a) Raised", "a"),
+    (71, r"\boxed{\text{Locked}}", "a"),
+    (9, r"\boxed{\text{No}}", "b"),
+    (5, '```json\n{\n  "answer": "(a)",\n  "rationale": "snout points left"\n}\n```', "a"),
+    (13, '{"answer": "B", "confidence": 0.9}', "b"),
+    (85, '{"choice": "Drooping"}', "b"),
+    (141, "```yaml\nanswer: b\nreason: trunk hangs down\n```", "b"),
+    (99, "answer: (a)\nconfidence: high", "a"),
+    (245, "<answer>\n  (b)\n</answer>", "b"),
+    (1, "<response>\n  <choice>a</choice>\n  <reason>wings spread</reason>\n</response>", "a"),
+    (71, "<result><answer>B</answer></result>", "b"),
+    (5, '{"answer": "Left", "reason": "The dog faces right."}', None),
+    (25, "```\nB\n```", "b"),
+]
+
+MORE_LANGUAGES: list[Row] = [
+    # Korean
+    (1, "정답: B", "b"),
+    (5, "답은 (a)입니다.", "a"),
+    (9, "네, Z 키가 보입니다.", "a"),
+    (9, "아니요, Z 키는 보이지 않습니다.", "b"),
+    (71, "잘 모르겠습니다.", None),
+    # Italian
+    (1, "Risposta: B", "b"),
+    (5, "La risposta corretta è (a).", "a"),
+    (9, "Sì, il tasto Z è visibile.", "a"),
+    (85, "Non sono sicuro.", None),
+    (99, "La risposta è B: le zanne sono corte.", "b"),
+    # Portuguese ("A" is the article)
+    (1, "Resposta: (b)", "b"),
+    (5, "A resposta correta é B.", "b"),
+    (9, "Não, não vejo a tecla Z.", "b"),
+    (71, "Não tenho certeza.", None),
+    (245, "A pessoa idosa está sentada. Resposta: B", "b"),
+    # Russian
+    (1, "Ответ: B", "b"),
+    (5, "Правильный ответ — (a).", "a"),
+    (9, "Да, клавиша Z видна.", "a"),
+    (9, "Нет, клавиши Z не видно.", "b"),
+    (85, "Не уверен.", None),
+    # Chinese
+    (85, "耳朵是下垂的，所以答案是(b)。", "b"),
+    (9, "不，看不到Z键。", "b"),
+    (1, "答案：A或B", None),
+    (71, "我认为是(a)，但不太确定。", "a"),
+    # Japanese
+    (85, "耳は垂れています。答え：(b)", "b"),
+    (9, "いいえ。", "b"),
+    (5, "最終的な答え：B", "b"),
+    # French
+    (85, "Les oreilles sont tombantes, donc (b).", "b"),
+    (71, "Réponse finale : A", "a"),
+    (9, "Non.", "b"),
+    # Spanish
+    (85, "Las orejas están caídas. Respuesta final: B", "b"),
+    (9, "No, no se ve la tecla Z.", "b"),
+    (71, "Respuesta: A o B", None),
+    # German
+    (85, "Die Ohren hängen herab. Antwort: (b)", "b"),
+    (71, "Ich denke, es ist (a), bin mir aber nicht ganz sicher.", "a"),
+    (9, "Nein.", "b"),
+]
+
 TABLE: list[Row] = [
     *BARE_LABELS,
     *LEADING_LABELS,
@@ -654,4 +1045,19 @@ TABLE: list[Row] = [
     *STYLES_BY_MODEL,
     *OTHER_LANGUAGES,
     *EDGE_CASES,
+    *IDIOMS_AND_LEADING_WORDS,
+    *OPTION_WORDS_ABOUT_SOMETHING_ELSE,
+    *BOTH_LETTERS_AND_REPETITION,
+    *CUT_OFF,
+    *MARKED_NON_DECISIONS,
+    *LABEL_AGAINST_ITS_WORDS,
+    *BLIND_GUESSES,
+    *REJECTED_OPTION_LAST,
+    *HEDGED_PICKS,
+    *REVISED_FINAL_ANSWERS,
+    *BETWEEN_X_AND_Y,
+    *REASONING_TRACES,
+    *MODEL_FAMILIES,
+    *FORMATS,
+    *MORE_LANGUAGES,
 ]

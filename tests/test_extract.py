@@ -158,7 +158,7 @@ UNDECIDED = [
     (201, "The words say Happy Easter.", "no-answer-found"),  # options differ only in "!"
     (201, '"Happy Easter" or "Happy Easter!"', "both-options"),
     (1, "The answer is a black dog.", "no-answer-found"),  # "a" is an article
-    (1, "I'm sorry, I can't see the image.", "hedge"),
+    (1, "I'm sorry, I can't see the image.", "no-image"),
     (1, "<think>The wings look", "unfinished-reasoning"),
     (1, None, "empty"),
     (1, "(a) Open (b) Closed", None),
@@ -171,6 +171,105 @@ UNDECIDED = [
     (153, "There are two apples.", "no-answer-found"),
     (117, "The cat's left eye is visible.", "no-answer-found"),
 ]
+
+
+# Issue 23: replies extractor v2 decided although a strict grader reads no answer in them, or
+# read as the other option, and replies a person reads at once that v2 left undecided. Each
+# row's outcome differs from v2's. (index, reply, expected choice, the rule that says why)
+# 13 (a) Single (b) Multiple · 19 Yes/No (dorsal fin) · 37 (a) Pink (b) Violet (background) ·
+# 85 (a) Erect (b) Drooping · 109 (a) Upward (b) Downward · 141 (a) Raised (b) Lowered ·
+# 155 (a) Beside the bedside Table (b) On the Windowsill · 207 (a) Red (b) Yellow ·
+# 251 (a) Mug (b) Glass · 279 (a) Standing (b) Sitting
+NOT_V2 = [
+    # an idiom that opens with "No" is not the option "No"
+    (9, "No doubt about it — the Z key is in the bottom row.", None, "no-answer-found"),
+    (19, "No question, the fin is visible.", None, "no-answer-found"),
+    (9, "No sé.", None, "no-answer-found"),
+    # an option's word used about something else in the image
+    (5, "The dog is sitting to the left of the bench.", None, "no-answer-found"),
+    (207, "A red cutting board holds the pepper.", None, "no-answer-found"),
+    (153, "One bowl holds the apples; there are three red ones.", None, "no-answer-found"),
+    (37, "The flowers in the foreground are pink.", None, "other-subject"),
+    (117, "One and a half.", None, "no-answer-found"),
+    (117, "Answer: 1 of 2 eyes.", None, "no-answer-found"),
+    (279, "She stood up from sitting.", None, "no-answer-found"),
+    (271, "It's a t shirt.", None, "no-answer-found"),
+    (153, "At least one red apple.", None, "in-between"),
+    # both letters, a repetition of both options, a reply cut off before its answer
+    (5, "A, B", None, "both-labels"),
+    (13, "Answer: A, B", None, "both-labels"),
+    (9, "Yes No Yes No Yes No", None, "no-answer-found"),
+    (5, "The dog's head is turned to the left, but its body faces the", None, "cut-off"),
+    # an explicit non-decision in a marker
+    (1, r"\boxed{\text{(a) or (b)}}", None, "both-labels"),
+    (1, '{"answer": "(a) or (b)"}', None, "both-labels"),
+    (1, "答案：A或B", None, "both-labels"),
+    # a letter whose words belong to the other option
+    (1, '{"answer": "B: Open"}', None, "conflict"),
+    (1, '{"answer": "a"} The wings are closed.', None, "conflict"),
+    (9, "Yes, no Z key is visible.", None, "conflict"),
+    (9, "No Z key, but there is a Y key. Yes, a Y.", None, "conflict"),
+    # a guess from a model that says it cannot see the image
+    (1, "I'm unable to view images, but the most likely answer is B.", None, "no-image"),
+    (207, "I cannot see the pepper, but bell peppers are usually red → (a)", None, "no-image"),
+    # the rejected option named last; a label said to be wrong; a revision
+    (155, "The vase is not on the windowsill (b).", None, "negated"),
+    (155, "The vase sits beside the bedside table, not on the windowsill (b).", "a", "option-text"),
+    (1, "B is wrong.", None, "negated"),
+    (1, "The answer is (b)... just kidding, (a).", "a", "self-correction"),
+    (5, "B\n\nActually A", None, "revised"),
+    (109, "Upward — 50/50 honestly, can't call it.", None, "hedge"),
+    # what a person reads at once: a hedged pick, a revised final answer, "between X and Y",
+    # reasoning that ends with its answer, YAML, Russian and Korean
+    (5, "I think it's B, but I'm not completely sure.", "b", "hedged-pick"),
+    (1, "I believe the answer is (a), though the angle makes it hard to tell.", "a", "hedged-pick"),
+    (1, "Option (b) — but I could be wrong.", "b", "hedged-pick"),
+    (
+        85,
+        "**Final answer: B**\n\nCorrection: the ears stand straight up. **Final answer: A**",
+        "a",
+        "self-correction",
+    ),
+    (5, "Between left and right, I'd say right.", "b", "answer-marker"),
+    (251, "Between a mug and a glass, I'd pick the glass.", "b", "answer-marker"),
+    (
+        5,
+        "The tail is on the left and the snout on the right, so the dog faces right.\n"
+        "Final answer: B",
+        "b",
+        "answer-marker",
+    ),
+    (9, "Not sure at first, but yes — it's in the bottom row.", "a", "conclusion-after-hedge"),
+    (141, "```yaml\nanswer: b\nreason: trunk hangs down\n```", "b", "answer-marker"),
+    (1, "Ответ: B", "b", "answer-marker"),
+    (9, "네, Z 키가 보입니다.", "a", "leading-yes-no"),
+]
+
+
+@pytest.mark.parametrize(("index", "reply", "expected", "rule"), NOT_V2)
+def test_issue_23_replies(
+    catalogue: Catalogue, index: int, reply: str, expected: str | None, rule: str
+) -> None:
+    result = extract_choice(reply, catalogue.question(index))
+    assert (result.choice, result.rule) == (expected, rule)
+
+
+def test_a_pick_is_checked_against_every_use_of_the_other_option(catalogue: Catalogue) -> None:
+    """Option words decide only when they say the option, but contradict a pick in any use."""
+    q = catalogue.question(5)
+    assert extract_choice("The dog is on the right side of the photo.", q).choice is None
+    assert extract_choice("(a) Left. Its right side faces us.", q).rule == "conflict"
+    # reasoning may weigh both; the last option it names before its answer must agree
+    assert extract_choice("Its nose points right, its tail left. Answer: (b)", q).rule == "conflict"
+    assert extract_choice("Its tail is left, its nose right. Answer: (b)", q).choice == "b"
+
+
+def test_the_question_tells_an_answer_from_another_use_of_the_word() -> None:
+    """Without the question, "the right half" might be any right half; with it, it answers."""
+    reply, options = "It is in the right half.", ["left", "right"]
+    assert extract_from_options(reply, options).choice is None
+    asked = "Is the house in the left half or the right half of the image?"
+    assert extract_from_options(reply, options, asked) == Extraction("b", "option-text")
 
 
 @pytest.mark.parametrize(("index", "reply", "expected"), DECIDED)
@@ -200,6 +299,11 @@ def test_rules_are_named(catalogue: Catalogue) -> None:
     assert extract_choice("Open", q).rule == "option-text"
     assert extract_choice("Based on the image, (b) Closed.", q).rule == "label-mention"
     assert extract_choice("Yes.", catalogue.question(9)).rule == "leading-yes-no"
+    assert extract_choice("No, not one.", catalogue.question(9)).rule == "leading-yes-no"
+    assert extract_choice("It's hard to say, so no.", catalogue.question(9)).rule == (
+        "conclusion-after-hedge"
+    )
+    assert extract_choice("I looked twice — no.", catalogue.question(9)).rule == "yes-no-clause"
 
 
 def test_options_given_directly() -> None:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from amvicc.cli import main
-from amvicc.ladder import LadderQuestion, load_ladder, read_reply
+from amvicc.ladder import COMPARATOR_VERSION, LadderQuestion, load_ladder, read_reply
 from amvicc.scenes import ScenesOptions, run_scenes
 from amvicc.store import EXTRACTOR_SOURCE, Store
 from amvicc.testing.fake_openai import FakeOpenAIServer, last_user_text
@@ -125,7 +125,9 @@ def test_every_rung_is_asked_stored_and_graded(
         assert by_level[1]["incorrect"] == 0 and by_level[1]["correct"] > 0
         assert Counter(v.value for v in verdicts) == _expected_values(store, run.run_id)
         read = [json.loads(v.detail_json) for v in verdicts if v.value == "correct"]
-        assert all(d["read"] is not None and d["comparator_version"] == 1 for d in read)
+        assert all(
+            d["read"] is not None and d["comparator_version"] == COMPARATOR_VERSION for d in read
+        )
         undecided = {r.response_id for r in store.undecided_responses()}
         assert undecided == {v.response_id for v in verdicts if v.value == "undecided"}
         # the audit sample draws from the comparator's decisions
