@@ -871,11 +871,14 @@ _WEIGHS_OPTIONS = re.compile(
 # visible", "No, there is a Z in the bottom row".
 _ABSENT = re.compile(
     r"^[\s,:\u2013\u2014-]*(?:no\s+\w|there(?:'s|\s+is|\s+are)\s+no\b|nothing\b|none\b)"
-    r"|\b(?:not|n't)\s+(?:visible|present|there|shown|see|seen)\b|\binvisible\b",
+    r"|\b(?:not|n't)\s+(?:visible|present|there|shown|see|seen)\b|\binvisible\b"
+    # "Yes, but not the Z": the yes is taken back in its own sentence (Spanish, German, French).
+    r"|\bbut\s+not\b|\bpero\s+no\b|\baber\s+nicht\b|\bmais\s+pas\b",
     re.IGNORECASE,
 )
 _PRESENT = re.compile(
-    r"^[\s,:\u2013\u2014-]*(?:there(?:'s|\s+is|\s+are)\s+(?:a|an|one|two|some|several)\b"
+    # German "Nein, doch": the no is taken back at once ("no — yes, it is").
+    r"^[\s,:\u2013\u2014-]*(?:doch\b|there(?:'s|\s+is|\s+are)\s+(?:a|an|one|two|some|several)\b"
     r"|i\s+(?:can\s+)?see\s+(?:a|an|the|it|one|two|some)\b)"
     r"|^(?:(?!\b(?:not|no|n't|never|nothing)\b).)*(?:\b(?:is|are)|'s|'re)\s+(?:clearly\s+)?"
     r"(?:visible|there|present)\b",

@@ -208,6 +208,10 @@ NOT_V2 = [
     (1, '{"answer": "B: Open"}', None, "conflict"),
     (1, '{"answer": "a"} The wings are closed.', None, "conflict"),
     (9, "Yes, no Z key is visible.", None, "conflict"),
+    (9, "Yes, but not the Z.", None, "conflict"),
+    (9, "Sí, pero no la Z.", None, "conflict"),
+    (9, "Nein, doch — die Z-Taste ist da.", None, "conflict"),
+    (9, "Ja, doch, die Z-Taste ist zu sehen.", "a", "leading-yes-no"),
     (9, "No Z key, but there is a Y key. Yes, a Y.", None, "conflict"),
     # a guess from a model that says it cannot see the image
     (1, "I'm unable to view images, but the most likely answer is B.", None, "no-image"),
