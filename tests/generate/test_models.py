@@ -134,3 +134,23 @@ def test_the_listing_is_read_from_the_registries(
         "notes": "Apple silicon",
     }
     assert (vlms["mlx:tiny"]["kind"], vlms["mlx:tiny"]["notes"]) == ("smoke", "a known one")
+
+
+def test_listing_the_models_opens_no_back_end() -> None:
+    """The registries name their back ends lazily: listing them imports none of them."""
+    heavy = ("torch", "diffusers", "transformers", "gradio", "openai", "pandas")
+    back_ends = (
+        "amvicc.generate.pipeline",
+        "amvicc.generate.openai_images",
+        "amvicc.generate.chat_images",
+        "amvicc.generate.stability",
+        "amvicc.vlm.transformers_vlm",
+        "amvicc.vlm.smoke",
+    )
+    probe = (
+        "import contextlib, io, sys; from amvicc.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()): assert main(['models']) == 0\n"
+        f"print(sorted(m for m in {(*heavy, *back_ends)!r} if m in sys.modules))"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert proc.stdout.strip() == "[]"
