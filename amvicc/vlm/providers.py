@@ -267,7 +267,7 @@ def open_vlm(
     local = local or LocalSettings()
     provider, target = find_provider(model, base_url=api.base_url)
     if provider.extra is not None:
-        require_extra(provider.extra, f"{model} {provider.needs}")
+        require_extra(provider.extra, f"{model} {provider.needs or 'needs it'}")
     try:
         opener: Opener = load_reference(provider.opener)
     except (ImportError, AttributeError, ValueError) as err:
