@@ -2,9 +2,12 @@
 """The quickstart's two commands, each setting up what it needs in ./.venv first.
 
     python3 dev.py demo    # the main job, offline, on embedded defaults
-    python3 dev.py test    # ruff, mypy, lint-imports, the test suite, then the fast tests at
-                           # the lowest allowed versions (what CI runs)
+    python3 dev.py test    # ruff, mypy, lint-imports, the test suite, the bare-core check, then
+                           # the fast tests at the lowest allowed versions (what CI runs)
+    python3 dev.py core    # `pip install .` without extras runs the core verbs, holds no torch
     python3 dev.py lowest  # the fast tests on the lowest versions pyproject.toml allows (CI too)
+
+Both setups install every extra (``.[all]`` for the demo, ``.[test]``, which pulls ``[all]``).
 
 Only Python 3.11+ and pip are needed. Set AMVICC_TORCH to install another torch build
 (default: torch==2.13.0, the CPU build these machines carry; on a GPU machine use your CUDA one).
@@ -26,6 +29,8 @@ BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / "python"
 LOWEST = ROOT / ".venv-lowest"
 LOWEST_PYTHON = LOWEST / ("Scripts" if os.name == "nt" else "bin") / "python"
+CORE = ROOT / ".venv-core"
+CORE_PYTHON = CORE / ("Scripts" if os.name == "nt" else "bin") / "python"
 
 
 def _run(*command: str | Path, **kwargs: object) -> None:
@@ -33,6 +38,10 @@ def _run(*command: str | Path, **kwargs: object) -> None:
     result = subprocess.run([str(c) for c in command], cwd=ROOT, check=False, **kwargs)  # type: ignore[call-overload]
     if result.returncode:
         sys.exit(result.returncode)
+
+
+def _pyproject_digest() -> str:
+    return hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
 
 
 def _has_module(module: str) -> bool:
@@ -47,7 +56,7 @@ def setup(extra: str | None) -> None:
     if not PYTHON.exists():
         print(f"creating {VENV}", flush=True)
         venv.create(VENV, with_pip=True)
-    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    digest = _pyproject_digest()
     stamp = VENV / f".amvicc-installed-{extra or 'base'}"
     if stamp.exists() and stamp.read_text() == digest and _has_module("amvicc"):
         return
@@ -73,7 +82,7 @@ def _ensure_chromium() -> None:
 
 def demo() -> None:
     """Run the offline demo on embedded defaults."""
-    setup(None)
+    setup("all")
     _run(BIN / "amvicc", "demo", *sys.argv[2:])
 
 
@@ -86,8 +95,36 @@ def test() -> None:
     _run(BIN / "mypy", "amvicc")
     _run(BIN / "lint-imports")
     _run(PYTHON, "-m", "pytest", *sys.argv[2:])
+    # The core install is a promise too: no torch, gradio or onnxruntime, and its verbs run.
+    core()
     # A floor in pyproject.toml is a tested promise: the fast tests again at the lowest versions.
     lowest()
+
+
+def core() -> None:
+    """``pip install .`` without extras, in .venv-core: the core verbs run, torch is absent.
+
+    The venv is made afresh, and the core's dependencies resolved as a user's pip would, when
+    pyproject.toml changes (so nothing a former version needed lingers); otherwise only this
+    checkout's amvicc is reinstalled. tests/core_install.py then runs the core verbs there
+    (catalogue, scenes, API answering and images against a local fake server, import, report,
+    export), checks that ``import torch`` and the other extras' imports fail, and that what
+    needs an extra (``generate --model tiny-sd3``, ``score``, ``judge --method ocr``, ...)
+    names it in one line.
+    """
+    digest = _pyproject_digest()
+    stamp = CORE / ".amvicc-core-installed"
+    pip = [CORE_PYTHON, "-m", "pip", "install", "--disable-pip-version-check", "-q"]
+    if stamp.exists() and stamp.read_text() == digest and CORE_PYTHON.exists():
+        _run(*pip, "--no-deps", "--force-reinstall", ".")
+    else:
+        print(f"creating {CORE} (pip install . without extras)", flush=True)
+        shutil.rmtree(CORE, ignore_errors=True)
+        venv.create(CORE, with_pip=True)
+        _run(*pip, ".")
+        stamp.write_text(digest)
+    # -I: the installed copy, never this checkout on the path.
+    _run(CORE_PYTHON, "-I", ROOT / "tests" / "core_install.py")
 
 
 def lowest() -> None:
@@ -114,7 +151,7 @@ def lowest() -> None:
     _run(LOWEST_PYTHON, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", marks, *sys.argv[2:])
 
 
-TASKS = {"demo": demo, "test": test, "lowest": lowest}
+TASKS = {"demo": demo, "test": test, "core": core, "lowest": lowest}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in TASKS:

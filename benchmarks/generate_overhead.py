@@ -19,13 +19,16 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from amvicc.catalogue import load_catalogue
 from amvicc.generate import GenerationOptions, run_generate
 from amvicc.generate.distributed import ProcessLayout
-from amvicc.generate.runner import Backend, make_backend
+from amvicc.generate.runner import make_backend
 from amvicc.store import Store
+
+if TYPE_CHECKING:
+    from amvicc.generate.routes import Backend
 
 
 def bare_loop(pipe: Any, prompts: list[str], call: dict[str, Any], batch: int, out: Path) -> None:

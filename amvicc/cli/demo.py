@@ -34,6 +34,7 @@ from amvicc.cli.arguments import positive_int
 from amvicc.cli.main import main as run_verb
 from amvicc.cli.registry import verb
 from amvicc.errors import UserError
+from amvicc.extras import require_extra
 from amvicc.imports.published import published_sheets
 
 DEMO_STORE = Path("amvicc-demo")
@@ -96,6 +97,7 @@ def demo_indices(pairs_per_category: int) -> list[int]:
 )
 def run(args: argparse.Namespace) -> int:
     """Run every stage on the smoke models; stop at the first stage that fails."""
+    require_extra(("local", "ocr"), "amvicc demo runs local smoke-test models and OCR")
     started = time.perf_counter()
     store = str(args.store)
     indices = demo_indices(args.pairs)

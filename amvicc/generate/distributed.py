@@ -15,6 +15,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from amvicc.extras import require_extra
+
 ValueT = TypeVar("ValueT")
 
 
@@ -91,6 +93,7 @@ def current_layout(device: str = "auto") -> ProcessLayout:
     """
     if launched_processes() <= 1:
         return ProcessLayout()
+    require_extra("local", "a launch across processes (WORLD_SIZE > 1) runs on accelerate")
     import torch
     from accelerate import PartialState
 

@@ -20,41 +20,34 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 from amvicc.catalogue import Catalogue, catalogue_file
-from amvicc.generate.chat_images import ChatImageBackend
 from amvicc.generate.distributed import ProcessLayout, current_layout
-from amvicc.generate.openai_images import ApiImageBackend
 from amvicc.generate.options import GenerationOptions, GenerationSummary
-from amvicc.generate.pipeline import DiffusersBackend
 from amvicc.generate.plan import ImageJob, jobs_to_do, plan_jobs
 from amvicc.generate.remote import RemoteBackend
+from amvicc.generate.routes import open_backend
 from amvicc.generate.sink import SMOKE_LABEL, Counts, ImageSink
-from amvicc.generate.specs import ApiModelSpec, ChatImageSpec, StabilitySpec, resolve_model
-from amvicc.generate.stability import StabilityBackend
+from amvicc.generate.specs import resolve_model
 from amvicc.lifecycle import RunLifecycle
 from amvicc.store import ClaimFeed, RunSpec, Store
 
 if TYPE_CHECKING:
     from tqdm import tqdm
 
-log = logging.getLogger(__name__)
+    from amvicc.generate.pipeline import DiffusersBackend
+    from amvicc.generate.routes import Backend
 
-Backend = DiffusersBackend | ApiImageBackend | ChatImageBackend | StabilityBackend
+log = logging.getLogger(__name__)
 
 
 def make_backend(options: GenerationOptions, layout: ProcessLayout) -> Backend:
     """The backend for ``options.model``, with the options checked (no weights read yet).
 
     Raises:
-        UserError: the model is unknown or the options do not suit it.
+        UserError: the model is unknown, its route's install extra is missing (see
+            :mod:`amvicc.generate.routes`), or the options do not suit it.
     """
     spec = resolve_model(options.model, base_url=options.api.base_url, image_api=options.image_api)
-    if isinstance(spec, ApiModelSpec):
-        return ApiImageBackend(spec, options, layout)
-    if isinstance(spec, ChatImageSpec):
-        return ChatImageBackend(spec, options, layout)
-    if isinstance(spec, StabilitySpec):
-        return StabilityBackend(spec, options, layout)
-    return DiffusersBackend(spec, options, layout)
+    return open_backend(spec, options, layout)
 
 
 def run_generate(

@@ -196,14 +196,14 @@ API_MODELS: dict[str, ApiModelSpec] = {
             sizes=("1024x1024", "1536x1024", "1024x1536"),
             options={"quality": "auto"},
             response_format=None,
-            description="OpenAI GPT Image 1 (OPENAI_API_KEY)",
+            description="OpenAI GPT Image 1",
         ),
         ApiModelSpec(
             name="openai:dall-e-3",
             api_model="dall-e-3",
             sizes=("1024x1024", "1792x1024", "1024x1792"),
             options={"quality": "standard"},
-            description="OpenAI DALL-E 3 (OPENAI_API_KEY); rewrites prompts, recorded per image",
+            description="OpenAI DALL-E 3; rewrites prompts, recorded per image",
         ),
     )
 }
@@ -218,8 +218,7 @@ CHAT_IMAGE_MODELS: dict[str, ChatImageSpec] = {
             name="openrouter:google/gemini-2.5-flash-image",
             api_model="google/gemini-2.5-flash-image",
             preset="openrouter",
-            description="Google Gemini 2.5 Flash Image via OpenRouter (OPENROUTER_API_KEY); "
-            "no seed",
+            description="Google Gemini 2.5 Flash Image via OpenRouter; no seed",
         ),
     )
 }
@@ -232,29 +231,29 @@ STABILITY_MODELS: dict[str, StabilitySpec] = {
             name="stability:sd3.5-large",
             route="sd3",
             api_model="sd3.5-large",
-            description="Stable Diffusion 3.5 Large, hosted (STABILITY_API_KEY)",
+            description="Stable Diffusion 3.5 Large, hosted",
         ),
         StabilitySpec(
             name="stability:sd3.5-large-turbo",
             route="sd3",
             api_model="sd3.5-large-turbo",
-            description="Stable Diffusion 3.5 Large Turbo, hosted (STABILITY_API_KEY)",
+            description="Stable Diffusion 3.5 Large Turbo, hosted",
         ),
         StabilitySpec(
             name="stability:sd3.5-medium",
             route="sd3",
             api_model="sd3.5-medium",
-            description="Stable Diffusion 3.5 Medium, hosted (STABILITY_API_KEY)",
+            description="Stable Diffusion 3.5 Medium, hosted",
         ),
         StabilitySpec(
             name="stability:ultra",
             route="ultra",
-            description="Stable Image Ultra (STABILITY_API_KEY)",
+            description="Stable Image Ultra",
         ),
         StabilitySpec(
             name="stability:core",
             route="core",
-            description="Stable Image Core (STABILITY_API_KEY)",
+            description="Stable Image Core",
         ),
     )
 }

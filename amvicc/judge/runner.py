@@ -18,6 +18,7 @@ from typing import Any, cast
 
 from amvicc.catalogue import Catalogue, Prompt
 from amvicc.errors import UserError
+from amvicc.extras import require_extra
 from amvicc.judge.methods import (
     RUBRIC_TEMPLATE,
     Decision,
@@ -68,6 +69,8 @@ def run_judge(options: JudgeOptions, *, store: Store, catalogue: Catalogue) -> J
         UserError: unknown run, no image to judge, a judge that cannot be opened.
     """
     started = time.perf_counter()
+    if options.method == "ocr":
+        require_extra("ocr", "--method ocr reads the text in images with RapidOCR")
     kinds = ("explicit",) if options.method in ("question", "ocr") else options.kinds
     wanted = set(options.indices if options.indices is not None else [q.index for q in catalogue])
     store.run(options.run_id)  # an unknown run fails before anything is read

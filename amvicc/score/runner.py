@@ -1,13 +1,16 @@
-"""The scoring stage: serve the rating app, or export every verdict."""
+"""The scoring stage: serve the rating app, or export every verdict.
+
+Serving needs Gradio (``amvicc[score]``), imported only then: the export is part of the core.
+"""
 
 from __future__ import annotations
 
 from amvicc.catalogue import Catalogue
 from amvicc.errors import UserError
+from amvicc.extras import require_extra
 from amvicc.score.desk import ScoringDesk
 from amvicc.score.export import verdicts_export, write_export
 from amvicc.score.options import ExportOptions, ExportSummary, ScoreOptions, ScoreSummary
-from amvicc.score.server import serve
 from amvicc.store import Store
 
 
@@ -17,8 +20,12 @@ def run_score(options: ScoreOptions, *, store: Store, catalogue: Catalogue) -> S
     Every verdict is stored the moment it is given, so stopping the server loses nothing.
 
     Raises:
-        UserError: nothing to score, a bad setting, or the port is taken.
+        UserError: Gradio is not installed, nothing to score, a bad setting, or the port is
+            taken.
     """
+    require_extra("score", "amvicc score serves its rating app with Gradio")
+    from amvicc.score.server import serve
+
     if options.raters_per_item < 1:
         raise UserError("--raters-per-item must be at least 1")
     desk = ScoringDesk(

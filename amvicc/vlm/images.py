@@ -16,6 +16,7 @@ from pathlib import Path
 
 from amvicc.catalogue import PromptKind, format_index_ranges
 from amvicc.errors import UserError
+from amvicc.extras import require_extra
 from amvicc.store import Store
 from amvicc.vlm.base import EncodedImage
 
@@ -157,13 +158,11 @@ def hf_dataset_images(name: str, indices: Collection[int], *, split: str = "trai
         UserError: ``datasets`` is not installed, the dataset cannot be loaded (offline, wrong
             name), or its images carry no index.
     """
-    try:
-        import datasets
-    except ImportError:
-        raise UserError(
-            "--hf-dataset needs the `datasets` package: pip install 'amvicc[hf-datasets]' "
-            "(or download the MMVP snapshot and pass --images DIR)"
-        ) from None
+    require_extra(
+        "hf-datasets", "--hf-dataset loads images with the datasets package (or pass --images DIR)"
+    )
+    import datasets
+
     try:
         table = datasets.load_dataset(name, split=split)
     except Exception as err:  # datasets raises many types (network, hub, builder); all fatal

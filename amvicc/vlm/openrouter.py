@@ -10,6 +10,7 @@ reproduces all of them (:data:`AMVICC_VLMS`).
 from __future__ import annotations
 
 from amvicc.api import OPENROUTER, ApiSettings
+from amvicc.routes import KnownModel
 from amvicc.vlm.base import VLM, LocalSettings
 from amvicc.vlm.openai_chat import OpenAIChatVLM
 
@@ -29,6 +30,14 @@ AMVICC_VLMS: dict[str, str] = {
     "mistralai/pixtral-large-2411": "Pixtral (Large)",
     "qwen/qwen2.5-vl-72b-instruct": "Qwen (2.5-VL 72B)",
 }
+
+
+def amvicc_models() -> list[KnownModel]:
+    """AMVICC's eleven VLMs as ``amvicc models`` lists them under the ``openrouter`` provider."""
+    return [
+        KnownModel(f"openrouter:{model_id}", f"AMVICC's {label}")
+        for model_id, label in AMVICC_VLMS.items()
+    ]
 
 
 def open_openrouter(target: str, name: str, api: ApiSettings, local: LocalSettings) -> VLM:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import builtins
 import random
+import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -100,13 +99,6 @@ def test_hf_dataset_offline_is_one_line() -> None:
 
 
 def test_hf_dataset_without_datasets_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    real_import = builtins.__import__
-
-    def no_datasets(name: str, *args: Any, **kwargs: Any) -> Any:
-        if name == "datasets":
-            raise ImportError("No module named 'datasets'")
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", no_datasets)
+    monkeypatch.setitem(sys.modules, "datasets", None)  # what an install without it looks like
     with pytest.raises(UserError, match=r"amvicc\[hf-datasets\]"):
         hf_dataset_images("MMVP/MMVP", [1])
