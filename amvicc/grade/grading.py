@@ -325,30 +325,35 @@ def read_every_reply(
     undecided: list[ResponseRecord] = []
     verdicts: list[VerdictRecord] = []
     reread = reread_changed = 0
-    latest = store.latest_verdicts_by_response(run_id)
-    for response in answered:
-        reading = read(response)
-        values[reading.value] += 1
-        rules[reading.rule] += 1
-        if reading.value == "undecided":
-            undecided.append(response)
-        stored = [v for v in latest.get(response.response_id, ()) if v.source == EXTRACTOR_SOURCE]
-        if stored:
-            older = json.loads(stored[-1].detail_json).get(version_field, 1) < version
-            reread += older
-            reread_changed += older and stored[-1].value != reading.value
-            if stored[-1].value == reading.value and not older:
-                continue  # a re-grade that changes nothing adds nothing
-        verdicts.append(
-            VerdictRecord(
-                source=EXTRACTOR_SOURCE,
-                value=reading.value,
-                response_id=response.response_id,
-                run_id=run_id,
-                detail_json=canonical_json({**reading.detail, version_field: version}),
+    # What is stored is read inside the write transaction: an identical grading running at the
+    # same time (two identical imports, each grading its run) then adds nothing twice.
+    with store.transaction():
+        latest = store.latest_verdicts_by_response(run_id)
+        for response in answered:
+            reading = read(response)
+            values[reading.value] += 1
+            rules[reading.rule] += 1
+            if reading.value == "undecided":
+                undecided.append(response)
+            stored = [
+                v for v in latest.get(response.response_id, ()) if v.source == EXTRACTOR_SOURCE
+            ]
+            if stored:
+                older = json.loads(stored[-1].detail_json).get(version_field, 1) < version
+                reread += older
+                reread_changed += older and stored[-1].value != reading.value
+                if stored[-1].value == reading.value and not older:
+                    continue  # a re-grade that changes nothing adds nothing
+            verdicts.append(
+                VerdictRecord(
+                    source=EXTRACTOR_SOURCE,
+                    value=reading.value,
+                    response_id=response.response_id,
+                    run_id=run_id,
+                    detail_json=canonical_json({**reading.detail, version_field: version}),
+                )
             )
-        )
-    added = store.add_verdicts(verdicts, skip_unchanged=False)
+        added = store.add_verdicts(verdicts, skip_unchanged=False)
     return FirstStage(values, rules, undecided, added, reread, reread_changed, latest)
 
 
