@@ -7,8 +7,8 @@ sample is one reply:
 - its question: the ``index`` in the sample's metadata (``amvicc/mmvp`` writes it), else the
   sample id (MMVP's index, as most MMVP tasks number their samples);
 - its sample k: the epoch (epoch 1 is sample 1);
-- its text: the output's completion, verbatim; a sample that errored is a failed request
-  (counted missing), never a reply;
+- its text: the output's completion, verbatim; a sample that errored (or has no output) is a
+  failed request (counted missing), never a reply;
 - its prompt: the text of the user message(s) sent; its tokens: the output's usage.
 
 The sample's target (``a`` / ``b``; ``A`` and ``(a)`` read the same) and its prompt are checked
@@ -77,7 +77,7 @@ def _record(sample: EvalSample, task: str) -> SourceRecord:
         "target": sample.target,
         "input": _prompt(sample),
         "completion": sample.output.completion,
-        "stop_reason": sample.output.stop_reason,
+        "stop_reason": None if sample.output.empty else sample.output.stop_reason,
         "usage": usage.model_dump(exclude_none=True) if usage is not None else None,
         "error": sample.error.message if sample.error is not None else None,
         "metadata": sample.metadata,
@@ -114,8 +114,9 @@ def _reply(
     notes = answer_note(where, target, question) + prompt_notes(where, prompt, question)
     usage = sample.output.usage
     tokens = (usage.input_tokens, usage.output_tokens) if usage is not None else (None, None)
-    if data["error"] is not None:
-        error = f"the Inspect sample errored: {str(data['error'])[:200]}"
+    if data["error"] is not None or sample.output.empty:
+        why = str(data["error"])[:200] if data["error"] is not None else "no output"
+        error = f"the Inspect sample errored: {why}"
         return ImportedReply(
             index, None, error, prompt, record, sample=sample.epoch - 1, notes=tuple(notes)
         )
