@@ -25,6 +25,7 @@ VERB_MODULES: dict[str, str] = {
     "score": "amvicc.cli.score",
     "import-grades": "amvicc.cli.import_grades",
     "import-answers": "amvicc.cli.import_answers",
+    "export": "amvicc.cli.export",
     "report": "amvicc.cli.report",
     "scenes": "amvicc.cli.scenes",
     "demo": "amvicc.cli.demo",
