@@ -11,9 +11,9 @@ mismatch.
 When a request fails, VLMEvalKit writes a failure message as the prediction: an API model's
 ``fail_msg`` (``vlmeval/api/base.py`` and each API wrapper), possibly followed by the error, or
 ``Failed to obtain answer: <error>`` when ``SKIP_ERR`` is set (``vlmeval/inference.py``). All of
-them start with ``Failed to obtain answer`` (VLMEvalKit itself retries predictions containing
-``Failed to obtain answer via API.``). Such a row is a failed request, counted as missing,
-never a reply.
+them start with ``Failed to obtain answer``, but StepAI's (``Fail to obtain answer via API.``);
+VLMEvalKit itself retries predictions containing ``Failed to obtain answer via API.``. Such a
+row is a failed request, counted as missing, never a reply.
 """
 
 from __future__ import annotations
@@ -27,16 +27,22 @@ from amvicc.imports.formats import Problems, catalogue_question, reply_field
 from amvicc.imports.notes import Note
 from amvicc.imports.records import ImportedReply, SourceRecord
 
-#: What every VLMEvalKit failure message starts with.
-FAILURE_PREFIX = "Failed to obtain answer"
-#: The failure messages in VLMEvalKit's source, verbatim (each may be followed by the error).
+#: What every VLMEvalKit failure message starts with (StepAI's wrapper says "Fail to").
+FAILURE_PREFIXES = ("Failed to obtain answer", "Fail to obtain answer")
+#: The failure messages in VLMEvalKit's source, verbatim, from its first releases to today; an
+#: API wrapper may append the error to its message (the last three are such compositions).
 FAILURE_MESSAGES = (
-    "Failed to obtain answer via API.",  # BaseAPI's default fail_msg; inference.py's FAIL_MSG
+    "Failed to obtain answer via API.",  # BaseAPI's default fail_msg; inference*.py's FAIL_MSG
     "Failed to obtain answer via API. ",  # the fail_msg of most API wrappers (gpt, gemini, ...)
-    "Failed to obtain answer via bailingMM API.",  # bailingmm.py
-    "Failed to obtain answer BlueLM API. ",  # bluelm_api.py
+    "Failed to obtain answer via bailingMM API.",  # api/bailingmm.py
+    "Failed to obtain answer BlueLM API. ",  # api/bluelm_api.py
+    "Failed to obtain answer BlueLM-V API. ",  # api/bluelm_v_api.py (2024)
+    "Fail to obtain answer via API.",  # api/stepai.py
     "Failed to obtain answer.",  # vlmeval/constant.py's FAIL_MSG
     "Failed to obtain answer: ",  # inference.py under SKIP_ERR: f"{FAIL_MSG}: {type} {err}"
+    "Failed to obtain answer via API. : Failed with all possible conversation turns.",  # chat
+    "Failed to obtain answer via API. Input string longer than context window. ",  # cloudwalk
+    "Failed to obtain answer via API.Connection error.",  # inference_api.py: FAIL_MSG + str(e)
 )
 
 Row = tuple[SourceRecord, int, dict[str, Any]]
@@ -44,7 +50,7 @@ Row = tuple[SourceRecord, int, dict[str, Any]]
 
 def is_failure(prediction: str) -> bool:
     """Whether a prediction is VLMEvalKit's message for a failed request."""
-    return prediction.lstrip().startswith(FAILURE_PREFIX)
+    return prediction.lstrip().startswith(FAILURE_PREFIXES)
 
 
 def read_vlmevalkit(
