@@ -166,7 +166,7 @@ def report_rows(workspace: Path, capsys: pytest.CaptureFixture[str]) -> list[dic
 
 
 def test_round_trip_equals_amviccs_own_answer_run_on_the_same_replies(
-    tmp_path: Path, mmvp_images: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, mmvp_images: Path, catalogue: Catalogue, capsys: pytest.CaptureFixture[str]
 ) -> None:
     workspace = tmp_path / "ws"
     log = run_task(tmp_path, mock_model(), images=mmvp_images, task_args={"categories": "sc,tx,qc"})
@@ -190,6 +190,19 @@ def test_round_trip_equals_amviccs_own_answer_run_on_the_same_replies(
 
     inspected, direct = numbers("via-inspect"), numbers("direct")
     assert inspected and inspected == direct
+    # and both are the hand counts: asked about sc, tx and qc only, the rest missing (wrong)
+    chosen = {0: "a", 1: "b", 3: "b"}  # scripted(): index % 4 == 2 hedges
+    for category in catalogue.categories():
+        questions = [q for q in catalogue if q.category == category]
+        asked = category.code in ("sc", "tx", "qc")
+        right = {q.index for q in questions if asked and chosen.get(q.index % 4) == q.answer}
+        pairs = {q.pair for q in questions}
+        both = {p for p in pairs if all(q.index in right for q in questions if q.pair == p)}
+        assert inspected[(category.code, "individual")][:2] == (
+            str(len(right)),
+            str(len(questions)),
+        )
+        assert inspected[(category.code, "pair")][:2] == (str(len(both)), str(len(pairs)))
     # and Inspect's own metrics are the report's numbers (the extractor decided every reply
     # it could; the rest are missing, counted wrong in both)
     metrics = {name: m.value for s in log.results.scores for name, m in s.metrics.items()}
