@@ -8,8 +8,6 @@ against amvicc's local fake OpenAI-compatible server.
 from __future__ import annotations
 
 import base64
-import csv
-import io
 import os
 import subprocess
 import sys
@@ -27,6 +25,7 @@ from amvicc.cli import main
 from amvicc.store import EXTRACTOR_SOURCE, Store
 from amvicc.testing.fake_openai import FakeOpenAIServer
 from amvicc.testing.mmvp_images import index_in_image, reply_by_index, write_mmvp_images
+from tests.imports.test_answers import report_rows
 
 
 def scripted(index: int) -> str:
@@ -156,13 +155,6 @@ def test_epochs_are_samples_and_an_errored_sample_is_a_failed_request(
     assert slots[(3, 1)].status == "error" and slots[(3, 1)].text is None
     assert "provider error for question 3" in (slots[(3, 1)].error or "")
     assert slots[(4, 1)].text == scripted(4)
-
-
-def report_rows(workspace: Path, capsys: pytest.CaptureFixture[str]) -> list[dict[str, str]]:
-    capsys.readouterr()
-    args = ["report", "--store", str(workspace), "--format", "csv", "--bootstrap", "0", "-o", "-"]
-    assert main(args) == 0
-    return list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
 
 
 def test_round_trip_equals_amviccs_own_answer_run_on_the_same_replies(
