@@ -304,6 +304,9 @@ def test_warnings_are_one_line_per_kind_and_kept_in_full_with_the_run(
     assert main(["runs", "--store", str(workspace), "--show", run.run_id]) == 0
     shown = capsys.readouterr().out
     assert shown.count(": prompt ") == 300 and "line 300: prompt" in shown
+    assert f"run       {run.run_id}" in shown and '"imported": "amvicc-jsonl"' in shown
+    assert main(["runs", "--store", str(workspace), "--show", "no-such-run"]) == 2
+    assert "no run 'no-such-run'" in capsys.readouterr().err
 
 
 def test_quiet_keeps_only_the_count_per_kind(
