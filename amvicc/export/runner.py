@@ -59,6 +59,11 @@ def run_dataset_export(
         store, catalogue, run_ids=options.run_ids, keep_rater_names=options.keep_rater_names
     )
     frames = _frames(tables, results)
+    if all(frame.empty for frame in frames.values()):
+        raise UserError(
+            f"nothing to export from {store.root}: no images, replies, verdicts or results "
+            "(in the runs asked for)"
+        )
     temporary = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     shutil.rmtree(temporary, ignore_errors=True)
     try:

@@ -283,3 +283,23 @@ def test_push_to_hub_uploads_the_folder_as_one_commit(
     assert "results" not in json.dumps(
         yaml.safe_load((tmp_path / "ds" / "README.md").read_text().split("---\n")[1])
     )
+
+
+def test_an_empty_workspace_has_nothing_to_export(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    Store(tmp_path / "ws").close()
+    args = [
+        "export",
+        "--format",
+        "hf",
+        "--out",
+        str(tmp_path / "ds"),
+        "--store",
+        str(tmp_path / "ws"),
+    ]
+    assert main(args) == 2
+    assert "nothing to export" in capsys.readouterr().err
+    assert not (tmp_path / "ds").exists()
+    assert main([*args, "--runs", "no-such-run"]) == 2
+    assert "no run 'no-such-run'" in capsys.readouterr().err

@@ -383,3 +383,13 @@ def test_a_generic_reply_that_is_not_text_is_never_stored_as_repr(
             ImportAnswersOptions(file=path, model="m"), store=tmp_path / "ws", catalogue=catalogue
         )
     assert not (tmp_path / "ws").exists()
+
+
+def test_a_csv_cell_over_the_field_limit_is_one_error_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "replies.csv"
+    path.write_text('index,response\n1,"(a)"\n2,"' + "b" * 200_000 + '"\n')
+    assert main(["import-answers", str(path), "--model", "m", "--store", str(tmp_path / "ws")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "row 3: field larger than field limit" in err, err
