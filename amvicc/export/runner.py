@@ -8,6 +8,7 @@ of ``shard_rows`` images at a time, so memory stays bounded), so the dataset sta
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import shutil
@@ -208,8 +209,26 @@ def _write_tables(
             features = _features(datasets, name) if name in SCHEMAS else None
             dataset = datasets.Dataset.from_dict(columns, features=features)
             dataset.to_parquet(str(folder / name / "train-00000-of-00001.parquet"))
-        files[name] = f"{name}/*.parquet"
+        files[name] = _name_by_content(folder / name)
     return files
+
+
+def _name_by_content(folder: Path) -> str:
+    """Put the digest of a table's files in their names; returns their pattern.
+
+    ``datasets`` caches a local dataset under its folder's name, its configuration and the
+    card's ``data_files`` patterns, not under the files' contents: a re-export into a folder
+    of the same name would load the old, cached tables. A pattern naming the content's digest
+    makes every different export a different cache entry (and the same export the same one).
+    """
+    digest = hashlib.sha256()
+    shards = sorted(folder.iterdir())
+    for shard in shards:
+        digest.update(shard.read_bytes())
+    tag = digest.hexdigest()[:12]
+    for shard in shards:
+        shard.rename(shard.with_name(shard.name.replace("train-", f"train-{tag}-", 1)))
+    return f"{folder.name}/train-{tag}-*.parquet"
 
 
 def _write_images(datasets: Any, frame: pd.DataFrame, folder: Path, shard_rows: int) -> None:

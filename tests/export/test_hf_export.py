@@ -78,7 +78,8 @@ def export(study: dict[str, Any], out: Path, *extra: str) -> int:
 
 
 def load(out: Path, config: str) -> Any:
-    return load_dataset(str(out), config, split="train")
+    """A configuration of the folder, cached beside it (not in the user's cache)."""
+    return load_dataset(str(out), config, split="train", cache_dir=str(out.parent / "hf-cache"))
 
 
 def every_text(out: Path) -> str:
@@ -160,7 +161,10 @@ def test_the_card_has_the_yaml_header_the_columns_the_method_and_the_citations(
         "verdicts",
         "results",
     ]
-    assert meta["configs"][0]["data_files"] == [{"split": "train", "path": "images/*.parquet"}]
+    ((pattern,),) = [[f["path"] for f in c["data_files"]] for c in meta["configs"][:1]]
+    assert pattern.startswith("images/train-") and pattern.endswith("-*.parquet")
+    (shard,) = (out / "images").glob("*.parquet")
+    assert shard.match(pattern.split("/")[1])
     for column in ("`prompt`", "`decision`", "`decided_by`", "`decider`", "`seed`"):
         assert column in body
     assert catalogue.sha256 in body and "corrected" in body
@@ -185,6 +189,18 @@ def test_keys_and_rater_names_never_appear(tmp_path: Path, study: dict[str, Any]
     deciders = set(load(named, "verdicts").to_pandas()["decider"])
     assert {"alice", "bob", "carol", "dave"} <= deciders
     assert SECRET not in every_text(named)
+
+
+def test_a_re_export_into_the_same_folder_loads_its_new_tables(
+    tmp_path: Path, study: dict[str, Any], catalogue: Catalogue
+) -> None:
+    """datasets caches a local folder by its name and configuration; the content's digest in
+    the card's file patterns keeps a re-export from loading the old, cached tables."""
+    out = tmp_path / "dataset"
+    assert export(study, out, "--runs", study["generation"]) == 0
+    assert len(load(out, "verdicts")) == 24  # two raters on 12 images
+    assert export(study, out) == 0
+    assert len(load(out, "verdicts")) > 24
 
 
 def test_pseudonyms_are_stable_across_exports_of_other_runs(
