@@ -116,7 +116,7 @@ def test_done_means_the_export_loads_back_with_datasets(
     # the image is embedded: the workspace's file, pixel for pixel
     with Store(study["workspace"]) as store:
         stored = store.path(store.image(first["image_id"]).path or "").read_bytes()
-    assert list(first["image"].getdata()) == list(Image.open(io.BytesIO(stored)).getdata())
+    assert first["image"].tobytes() == Image.open(io.BytesIO(stored)).convert("RGB").tobytes()
 
     answers = load(out, "answers").to_pandas()
     llava = answers[answers["model"] == "llava"].set_index("question")
