@@ -27,7 +27,9 @@ What it owns, so that no stage copies it:
 
 A lifecycle without a spec (``amvicc grade``'s LLM judge works on other stages' runs) still
 shares, shows progress and stops cleanly; without a store (``amvicc scenes build``) it shares
-through a folder.
+through a folder. A stage whose whole work is one write transaction (the imports) shares it
+through that transaction: it reads what is stored inside it, so an identical process adds
+nothing twice, and records its run with :func:`record_whole`.
 """
 
 from __future__ import annotations
@@ -272,3 +274,17 @@ class RunLifecycle:
 
 def _raise_terminated(number: int, frame: FrameType | None) -> None:
     raise Terminated(number)
+
+
+def record_whole(
+    store: Store, spec: RunSpec, summary: Mapping[str, Any], write: Callable[[], None]
+) -> None:
+    """A run whose work is written at once (an import): opened, written and finished.
+
+    Called inside the caller's :meth:`~amvicc.store.Store.transaction`, so the run, its rows
+    and its end are committed together or not at all.
+    """
+    with RunLifecycle(store, spec, progress=False) as life:
+        life.start()
+        write()
+        life.finish("finished", summary)

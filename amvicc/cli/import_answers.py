@@ -20,7 +20,7 @@ from amvicc.cli.registry import verb
 log = logging.getLogger(__name__)
 
 # The formats as the stage names them (kept here as text so the parser stays light).
-FORMATS = ("amvicc-jsonl", "amvicc-graded", "lmms-eval", "vlmevalkit", "generic")
+FORMATS = ("amvicc-jsonl", "amvicc-graded", "lmms-eval", "vlmevalkit", "inspect", "generic")
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
@@ -29,7 +29,8 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         type=Path,
         metavar="FILE",
         help="the replies: AMVICC's answers .jsonl or graded .json, lmms-eval samples .jsonl, "
-        "a VLMEvalKit prediction .xlsx/.tsv, or a CSV/JSONL with index and response",
+        "a VLMEvalKit prediction .xlsx/.tsv/.json, an Inspect log (.eval or .json; needs "
+        "amvicc[inspect]), or a CSV/JSONL with index and response",
     )
     parser.add_argument("--model", required=True, help="the VLM that wrote them, e.g. gpt-4o")
     parser.add_argument(
@@ -40,6 +41,12 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dry-run", action="store_true", help="check the file and say what would be added"
     )
+    parser.add_argument(
+        "--accept-mismatch",
+        action="store_true",
+        help="also import records that disagree with the question they name (question text, "
+        "options, answer key, prompt); by default they are listed and left out",
+    )
     add_store_argument(parser)
     add_catalogue_arguments(parser)
     add_judge_arguments(parser)
@@ -48,13 +55,14 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 
 @verb(
     order=120,
-    summary="import VLM replies made elsewhere (AMVICC, lmms-eval, VLMEvalKit, CSV/JSONL) "
+    summary="import VLM replies made elsewhere (AMVICC, lmms-eval, VLMEvalKit, Inspect, CSV/JSONL) "
     "as an answer run, then grade them",
     examples=(
         "amvicc import-answers gpt4o_evaluation.jsonl --model gpt-4o",
         "amvicc import-answers evaluation_results_grok4.json --model grok-4",
         "amvicc import-answers samples_mmvp.jsonl --model llava-1.5-7b --format lmms-eval",
         "amvicc import-answers GPT4o_MMVP.xlsx --model gpt-4o-vlmevalkit",
+        "amvicc import-answers logs/2025-01-01T00-00-00_mmvp_abc.eval --model gpt-4o-inspect",
     ),
     configure=_configure,
 )
@@ -74,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
         format=args.format,
         dry_run=args.dry_run,
         command=args.command_line,
+        accept_mismatch=args.accept_mismatch,
     )
     catalogue = load_catalogue(args.catalogue, labels=label_policy(args))
     judge_options = llm_judge_options(args)
@@ -81,8 +90,9 @@ def run(args: argparse.Namespace) -> int:
     judge = open_llm_judge(judge_options) if judge_options else None
     # The folder, not an opened store: a file with errors, or a dry run, creates nothing.
     summary = run_import_answers(options, store=store_path(args), catalogue=catalogue)
-    for warning in summary.warnings:
-        log.warning("%s", warning)
+    # One line per kind of note; -q keeps the counts only, the full list stays with the run.
+    for line in summary.note_lines(examples=not args.quiet):
+        log.warning("%s", line)
     lines = summary.lines()
     if not options.dry_run:
         store = Store(store_path(args), create=False)

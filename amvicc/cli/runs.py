@@ -19,7 +19,7 @@ from typing import get_args
 from amvicc.cli.arguments import add_store_argument, comma_list, open_store
 from amvicc.cli.registry import verb
 from amvicc.errors import UserError
-from amvicc.store import RunCounts, RunRecord, Stage
+from amvicc.store import RunCounts, RunRecord, Stage, Store
 
 STAGES: tuple[str, ...] = get_args(Stage)
 
@@ -63,6 +63,12 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--format", choices=["table", "csv", "json"], default="table", help="output (table)"
     )
+    parser.add_argument(
+        "--show",
+        metavar="RUN",
+        help="everything stored about one run: its command, configuration, summary and the "
+        "notes kept beside it (e.g. every record an import found disagreeing)",
+    )
 
 
 @verb(
@@ -72,6 +78,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         "amvicc runs",
         "amvicc runs --stage answer --model 'openai:*'",
         "amvicc runs --stage challenge --format csv",
+        "amvicc runs --show answer-gpt-4o-1a2b3c4d",
     ),
     configure=_configure,
 )
@@ -82,6 +89,9 @@ def run(args: argparse.Namespace) -> int:
     if unknown:
         raise UserError(f"unknown stage {unknown[0]!r}; stages: {', '.join(STAGES)}")
     store = open_store(args)
+    if args.show:
+        print(show_run(store, args.show))
+        return 0
     rows = run_rows(store.runs(), store.run_counts(), stages=stages, models=args.models or [])
     if args.format == "json":
         print(json.dumps([asdict(row) for row in rows], indent=2))
@@ -92,6 +102,37 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(f"no runs in {store.root}" + (" match" if stages or args.models else ""))
     return 0
+
+
+def show_run(store: Store, run_id: str) -> str:
+    """One run in full: its record, configuration and summary, then the notes kept beside it.
+
+    Notes are the text files a stage keeps in the run's folder (``responses/<run>/*-notes.txt``),
+    such as the full list of what an import found disagreeing with the catalogue; the terminal
+    showed only a summary of them.
+    """
+    record = store.run(run_id)
+    lines = [
+        f"run       {record.run_id}",
+        f"stage     {record.stage}",
+        f"model     {record.model}",
+        f"status    {record.status}",
+        f"started   {record.started_at}",
+        f"ended     {record.ended_at or '-'}",
+    ]
+    if record.condition:
+        lines.append(f"condition {record.condition}")
+    if record.parent_run_id:
+        lines.append(f"parent    {record.parent_run_id}")
+    if record.command:
+        lines.append(f"command   {record.command}")
+    lines.append("config    " + json.dumps(record.config, indent=2, sort_keys=True))
+    lines.append("summary   " + json.dumps(record.summary, indent=2, sort_keys=True))
+    folder = store.path(f"responses/{record.run_id}")
+    for notes in sorted(folder.glob("*-notes.txt")) if folder.is_dir() else []:
+        lines.append(f"--- {notes.relative_to(store.root)}")
+        lines.append(notes.read_text(encoding="utf-8", errors="replace").rstrip("\n"))
+    return "\n".join(lines)
 
 
 def run_rows(

@@ -5,69 +5,68 @@ Researchers often have replies from other harnesses already. An import brings th
 the format, so it never mixes with replies amvicc asked for), about MMVP's own images
 (``image_key`` ``mmvp``), after which they go through the same three-stage grading and into the
 same reports as any answer run. Formats, detected from the file name and its first record
-(``--format`` forces one):
+(``--format`` forces one): AMVICC's answers and graded results and the generic CSV/JSONL
+(:mod:`amvicc.imports.formats`), lmms-eval's ``--log_samples`` (:mod:`.lmms_eval`),
+VLMEvalKit's prediction files (:mod:`.vlmevalkit`) and Inspect AI's logs (:mod:`.inspect_logs`).
 
-- ``amvicc-jsonl``: AMVICC's answers file, one object per line with ``question_id``,
-  ``category``, ``prompt``, ``answer``, ``response``, ``answer_id``, ``model_id``. Their script
-  leaves a line out when a request fails (and writes ``Error: ...`` as the reply when it
-  catches one); their grader then pairs lines by position, shifting every later pair. Here
-  lines pair by ``question_id``: a question without a line is *missing* (listed by index,
-  counted by the report's ``--missing`` policy), and an ``Error: ...`` reply is stored as a
-  failed request, never as an answer.
-- ``amvicc-graded``: AMVICC's graded results JSON (a list, or ``detailed_results`` of their
-  grader's output) with ``question_id``, ``model_response`` and ``gpt_grade``: the replies, plus
-  each ``gpt_grade`` yes/no as a verdict of AMVICC's grading procedure, a source of its own
-  (``procedure:amvicc:gpt_grade@<file>``): ``yes`` is the option AMVICC graded against
-  (``correct_answer``, else MMVP's label), ``no`` is ``not_<that option>``, anything else
-  ``undecided``.
-  Grading still runs the extractor first, so AMVICC's published grading can be compared with
-  the extractor's.
-- ``lmms-eval``: the ``--log_samples`` JSONL of lmms-eval's ``mmvp`` task (``doc_id``,
-  ``doc``, ``target``, ``resps``, ``filtered_resps``). ``doc_id`` counts from 0; the MMVP index
-  is the doc's ``Index`` when it has one, else ``doc_id + 1``; the reply is the raw
-  generation (``resps``), the filtered one is kept in the raw record.
-- ``vlmevalkit``: VLMEvalKit's MMVP prediction file (``.xlsx`` or ``.tsv``) with ``index``,
-  ``question`` and ``prediction``. Whether its ``index`` counts from 0 or 1 is read off the
-  rows: every row's question (and ``answer``, when there is one) must match the catalogue's
-  under one of the two, or nothing is imported.
-- ``generic``: CSV or JSONL with ``index`` (or ``question_id``, MMVP's 1-based index) and
-  ``response`` (optional ``prompt``).
+Every record is filed under the question it names and checked against it (question text,
+options, answer key, the prompt sent). Nothing is lost and nothing is filed under the wrong
+question:
 
-Every record is checked before anything is written, and the whole import is one transaction:
-a file with a malformed record, a question index outside the catalogue, or two different
-replies to one question imports nothing and names its first bad line. Importing the same file
-again adds nothing (a reply is added only where the run's current reply to that question
-differs). Each added reply's source record is kept verbatim in the workspace
+- a record that disagrees with the question it names is a *mismatch*: listed, and not imported
+  unless ``accept_mismatch``;
+- a file where most records disagree (a log of another task) is refused whole, in one line
+  saying what it looks like;
+- two different records naming one question (and sample) are an error naming both;
+- a malformed record (no index, a reply that is not text, JSON nested too deep) is an error
+  naming its line (and column).
+
+Errors import nothing. Findings that do not hold a record back (a prompt worded differently, a
+category named otherwise) are summarised by kind; their full list, with the mismatches held
+back, is kept in the workspace beside the run (``amvicc runs --show RUN``).
+
+The write is one transaction that re-reads what the run already holds inside SQLite's write
+lock and adds only what is new: importing a file again adds nothing, and two identical imports
+at once add each reply once. Each added reply's source record is kept verbatim
 (``responses/<run>/<id>.json``) with the file, format and line in its request parameters.
 """
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
-import json
-import logging
 import re
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from amvicc.catalogue import Catalogue, OptionLabel, Question, catalogue_file
+from amvicc.catalogue import Catalogue, catalogue_file
 from amvicc.errors import UserError
+from amvicc.imports.formats import (
+    GRADE_FIELD,
+    Problems,
+    Reader,
+    detect_format,
+    read_amvicc_graded,
+    read_amvicc_jsonl,
+    read_generic,
+)
+from amvicc.imports.lmms_eval import read_lmms_eval
+from amvicc.imports.notes import Note
 from amvicc.imports.options import (
     ANSWER_FORMATS,
     AnswerFormat,
     ImportAnswersOptions,
     ImportAnswersSummary,
 )
+from amvicc.imports.records import ImportedReply, SourceRecord, file_records, read_bytes
+from amvicc.imports.vlmevalkit import read_vlmevalkit
+from amvicc.lifecycle import record_whole
 from amvicc.provenance import canonical_json
 from amvicc.store import (
     DATABASE_NAME,
     EXTRACTOR_SOURCE,
     ResponseRecord,
-    ResponseStatus,
     RunSpec,
     Store,
     VerdictRecord,
@@ -77,52 +76,14 @@ from amvicc.store import (
 from amvicc.vlm.engine import response_file
 from amvicc.vlm.images import MMVP_IMAGE_KEY
 
-log = logging.getLogger(__name__)
-
-# AMVICC's answering scripts write these as the reply when a request failed.
-AMVICC_FAILURE_PREFIXES = ("Error: ",)
-AMVICC_FAILURE_REPLIES = ("No response generated",)
-GRADE_FIELD = "gpt_grade"
-_LABEL = re.compile(r"^\W*\(?\s*([ab])\s*\)?\W*$", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class SourceRecord:
-    """One record of the file, as read.
-
-    Attributes:
-        where: where it is, for messages: ``line 7``, ``record 3`` or ``row 4`` (a header is
-            row 1).
-        data: its fields.
-        raw: the record verbatim (a JSONL line), or its fields as canonical JSON.
-    """
-
-    where: str
-    data: dict[str, Any]
-    raw: bytes
-
-
-@dataclass(frozen=True)
-class ImportedReply:
-    """One reply of the file, mapped to its MMVP question.
-
-    Attributes:
-        index: the MMVP index.
-        text: the reply, verbatim; None when the other harness recorded a failed request.
-        error: why the request failed (when ``text`` is None).
-        prompt: the prompt the file says was sent ("" when it does not say).
-        record: the source record.
-        grade: the file's own yes/no grade of the reply, if it has one.
-        graded_against: the option that grade judged the reply against.
-    """
-
-    index: int
-    text: str | None
-    error: str | None
-    prompt: str
-    record: SourceRecord
-    grade: str | None = None
-    graded_against: OptionLabel | None = None
+# An Inspect log written as JSON opens with its version: {"version": 2, "status": ...
+_INSPECT_JSON = re.compile(rb'^\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"')
+_READERS: dict[str, Reader] = {
+    "amvicc-jsonl": read_amvicc_jsonl,
+    "amvicc-graded": read_amvicc_graded,
+    "lmms-eval": read_lmms_eval,
+    "generic": read_generic,
+}
 
 
 @dataclass(frozen=True)
@@ -134,9 +95,11 @@ class AnswerFile:
         format: the format it was read as.
         sha256: the file's SHA-256.
         rows: records read.
-        replies: one per question, in file order.
-        duplicates: records repeating an earlier one word for word.
-        warnings: records that disagree with the catalogue (they still import).
+        replies: the replies to import, one per (question, sample), in file order.
+        held_back: replies of records that disagree with the question they name (not
+            imported; empty when mismatches are accepted).
+        duplicates: records repeating an earlier one word for word (ignored).
+        notes: everything the records say that disagrees with the catalogue.
     """
 
     name: str
@@ -144,8 +107,9 @@ class AnswerFile:
     sha256: str
     rows: int
     replies: tuple[ImportedReply, ...]
-    duplicates: int
-    warnings: tuple[str, ...]
+    held_back: tuple[ImportedReply, ...] = ()
+    duplicates: int = 0
+    notes: tuple[Note, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -157,560 +121,158 @@ class AnswerImport:
     verdicts_added: int
     missing: tuple[int, ...]
     judge_source: str | None
+    notes_file: str | None = None
 
 
 # --- reading ---------------------------------------------------------------------------------
 
 
 def read_answer_file(
-    path: Path, catalogue: Catalogue, *, fmt: AnswerFormat | None = None
+    path: Path,
+    catalogue: Catalogue,
+    *,
+    fmt: AnswerFormat | None = None,
+    accept_mismatch: bool = False,
 ) -> AnswerFile:
     """Read an answer file, detect its format and check every record against the catalogue.
 
     Raises:
-        UserError: the file cannot be read, its format cannot be told, or a record is
-            malformed, names a question outside the catalogue or contradicts another; the
+        UserError: the file cannot be read, its format cannot be told, most of its records
+            are not MMVP's (the message says what the file looks like), or a record is
+            malformed, names a question outside the catalogue or conflicts with another; the
             message names the first such record and counts the others.
     """
-    data = _read_bytes(path)
-    records = _records(path, data)
-    if not records:
-        raise UserError(f"answer file {path} has no records")
-    chosen = fmt or detect_format(path, records)
-    if chosen not in ANSWER_FORMATS:
-        raise UserError(f"--format {chosen!r} is not one of {', '.join(ANSWER_FORMATS)}")
-    problems: list[str] = []
-    warnings: list[str] = []
-    mapped: list[ImportedReply | None]
-    if chosen == "vlmevalkit":
-        mapped = list(_vlmevalkit(records, catalogue, problems))
+    if fmt is not None and fmt not in ANSWER_FORMATS:
+        raise UserError(f"--format {fmt!r} is not one of {', '.join(ANSWER_FORMATS)}")
+    data = read_bytes(path)
+    problems = Problems()
+    if fmt == "inspect" or (fmt is None and _is_inspect_log(path, data)):
+        from amvicc.imports.inspect_logs import read_inspect_log
+
+        chosen: AnswerFormat = "inspect"
+        records, replies = read_inspect_log(path, catalogue, problems)
     else:
-        reader = _READERS[chosen]
-        mapped = [reader(record, catalogue, problems, warnings) for record in records]
-    replies, duplicates = _one_per_question(
-        [reply for reply in mapped if reply is not None], problems
-    )
+        records = file_records(path, data)
+        if not records:
+            raise UserError(f"answer file {path} has no records")
+        chosen = fmt or detect_format(path, records)
+        replies = _read(chosen, records, catalogue, problems)
+    _refuse_another_task(path, chosen, records, replies, problems)
+    replies, duplicates = _one_per_slot(replies, problems)
     if problems:
-        more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
-        raise UserError(f"answer file {path} ({chosen}): {problems[0]}{more}; nothing was imported")
+        first, count = problems.all()[0], len(problems.all())
+        more = f" (and {count - 1} more problem(s))" if count > 1 else ""
+        raise UserError(f"answer file {path} ({chosen}): {first}{more}; nothing was imported")
     return AnswerFile(
         name=path.name,
         format=chosen,
         sha256=hashlib.sha256(data).hexdigest(),
         rows=len(records),
-        replies=tuple(replies),
+        replies=tuple(r for r in replies if accept_mismatch or not r.mismatched),
+        held_back=tuple(r for r in replies if r.mismatched and not accept_mismatch),
         duplicates=duplicates,
-        warnings=tuple(warnings),
+        notes=tuple(note for reply in replies for note in _first_sample_notes(reply)),
     )
 
 
-def _read_bytes(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise UserError(f"answer file {path} does not exist; check the path") from None
-    except IsADirectoryError:
-        raise UserError(f"answer file {path} is a folder; give the file") from None
-
-
-def _records(path: Path, data: bytes) -> list[SourceRecord]:
-    """The file's records, by its extension (JSONL unless it says otherwise)."""
+def _is_inspect_log(path: Path, data: bytes) -> bool:
     suffix = path.suffix.lower()
-    if suffix in (".xlsx", ".xls"):
-        return _excel_records(path, data)
-    text = _text(path, data)
-    if suffix in (".csv", ".tsv"):
-        return _table_records(path, text, "\t" if suffix == ".tsv" else ",")
-    if suffix == ".json":
-        return _json_records(path, text)
-    return _jsonl_records(path, text)
+    return suffix == ".eval" or (suffix == ".json" and _INSPECT_JSON.match(data[:200]) is not None)
 
 
-def _text(path: Path, data: bytes) -> str:
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise UserError(
-            f"answer file {path} is not UTF-8 text; export it as UTF-8 (or as .xlsx)"
-        ) from None
-    if "\x00" in text:
-        raise UserError(f"answer file {path} is not a text file; give JSONL, JSON, CSV or TSV")
-    return text
+def _read(
+    fmt: AnswerFormat, records: Sequence[SourceRecord], catalogue: Catalogue, problems: Problems
+) -> list[ImportedReply]:
+    if fmt == "vlmevalkit":
+        return read_vlmevalkit(records, catalogue, problems)
+    if fmt == "inspect":
+        raise UserError("--format inspect takes an Inspect log (.eval, or .json)")
+    reader = _READERS[fmt]
+    return [reply for record in records for reply in reader(record, catalogue, problems)]
 
 
-def _jsonl_records(path: Path, text: str) -> list[SourceRecord]:
-    records: list[SourceRecord] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"line {number}"
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise UserError(
-                f"answer file {path}, {where}: not JSON ({err.msg}); nothing was imported"
-            ) from None
-        if not isinstance(value, dict):
-            raise UserError(f"answer file {path}, {where}: not a JSON object; nothing was imported")
-        records.append(SourceRecord(where, value, line.encode()))
-    return records
+def _first_sample_notes(reply: ImportedReply) -> tuple[Note, ...]:
+    """A record's notes once, though each of its samples carries them."""
+    return reply.notes if reply.sample == 0 else ()
 
 
-def _json_records(path: Path, text: str) -> list[SourceRecord]:
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise UserError(
-            f"answer file {path}: not JSON (line {err.lineno}: {err.msg}); nothing was imported"
-        ) from None
-    if isinstance(value, dict):
-        # AMVICC's grader writes {"overall_statistics", ..., "detailed_results": [...]};
-        # older lmms-eval versions wrote {"logs": [...]}.
-        for key in ("detailed_results", "logs", "results"):
-            if isinstance(value.get(key), list):
-                value = value[key]
-                break
-    if not isinstance(value, list):
-        raise UserError(
-            f"answer file {path} is a JSON object without a list of results "
-            "(detailed_results); give the graded results file or a list of replies"
-        )
-    records: list[SourceRecord] = []
-    for number, item in enumerate(value, start=1):
-        where = f"record {number}"
-        if not isinstance(item, dict):
-            raise UserError(f"answer file {path}, {where}: not a JSON object; nothing was imported")
-        records.append(SourceRecord(where, item, canonical_json(item).encode()))
-    return records
-
-
-def _table_records(path: Path, text: str, delimiter: str) -> list[SourceRecord]:
-    rows = list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
-    if not rows:
-        return []
-    header = [cell.strip() for cell in rows[0]]
-    records: list[SourceRecord] = []
-    for number, row in enumerate(rows[1:], start=2):
-        if not any(cell.strip() for cell in row):
-            continue
-        if len(row) > len(header) and any(cell.strip() for cell in row[len(header) :]):
-            raise UserError(
-                f"answer file {path}, row {number}: {len(row)} cells, the header has "
-                f"{len(header)}; quote cells that contain the delimiter; nothing was imported"
-            )
-        fields = {name: row[i] if i < len(row) else "" for i, name in enumerate(header) if name}
-        records.append(SourceRecord(f"row {number}", fields, canonical_json(fields).encode()))
-    return records
-
-
-def _excel_records(path: Path, data: bytes) -> list[SourceRecord]:
-    import pandas as pd
-
-    try:
-        frame = pd.read_excel(io.BytesIO(data), dtype=object)
-    except ImportError:
-        raise UserError(
-            f"reading {path} needs openpyxl: pip install openpyxl (or export it as .tsv)"
-        ) from None
-    except (ValueError, OSError, KeyError) as err:
-        raise UserError(f"answer file {path} is not a readable spreadsheet ({err})") from None
-    records: list[SourceRecord] = []
-    for number, row in enumerate(frame.to_dict(orient="records"), start=2):
-        fields = {str(k).strip(): (None if pd.isna(v) else v) for k, v in row.items()}
-        fields = {k: _plain(v) for k, v in fields.items()}
-        if all(v is None or str(v).strip() == "" for v in fields.values()):
-            continue
-        records.append(SourceRecord(f"row {number}", fields, canonical_json(fields).encode()))
-    return records
-
-
-def _plain(value: object) -> object:
-    """A spreadsheet cell as a plain Python value (numpy scalars have ``item``)."""
-    item = getattr(value, "item", None)
-    return item() if callable(item) else value
-
-
-def detect_format(path: Path, records: Sequence[SourceRecord]) -> AnswerFormat:
-    """The format of a file, from its first record's fields.
+def _refuse_another_task(
+    path: Path,
+    fmt: AnswerFormat,
+    records: Sequence[SourceRecord],
+    replies: Sequence[ImportedReply],
+    problems: Problems,
+) -> None:
+    """Refuse the file whole when most records disagree with MMVP or name none of it.
 
     Raises:
-        UserError: the fields fit no known format (the message lists what each needs).
+        UserError: one line saying what the file looks like; nothing is imported.
     """
-    keys = {key.lower() for key in records[0].data}
-    if "doc_id" in keys and keys & {"resps", "filtered_resps"}:
-        return "lmms-eval"
-    if "question_id" in keys and keys & {"model_response", GRADE_FIELD}:
-        return "amvicc-graded"
-    if {"question_id", "response"} <= keys and keys & {"answer_id", "model_id", "prompt"}:
-        return "amvicc-jsonl"
-    if {"index", "prediction"} <= keys:
-        return "vlmevalkit"
-    if keys & {"index", "question_id"} and "response" in keys:
-        return "generic"
-    shown = ", ".join(sorted(records[0].data)) or "none"
+    mismatched = {r.record.where: r for r in replies if r.mismatched}
+    off = len(mismatched) + len(problems.outside)
+    if not records or off * 2 <= len(records):
+        return
+    notes = [note for reply in mismatched.values() for note in reply.notes if note.mismatch]
+    example = notes[0].short() if notes else problems.outside[0]
     raise UserError(
-        f"cannot tell the format of {path}: its first record has the fields {shown}; "
-        "expected AMVICC's answers (question_id, response, ...), AMVICC's graded results "
-        "(question_id, model_response, gpt_grade), lmms-eval samples (doc_id, resps), a "
-        "VLMEvalKit prediction file (index, prediction) or index/question_id with response "
-        "(or give --format)"
+        f"{path.name} does not look like MMVP answers: {off} of {len(records)} record(s) "
+        f"disagree with the question they name or name none of the catalogue's (e.g. "
+        f"{example}); it looks like {_looks_like(path, fmt, records)}; nothing was imported"
     )
 
 
-# --- one reader per format -------------------------------------------------------------------
+def _looks_like(path: Path, fmt: AnswerFormat, records: Sequence[SourceRecord]) -> str:
+    if fmt == "lmms-eval":
+        from amvicc.imports.lmms_eval import describe
 
-Problems = list[str]
-Reader = Callable[[SourceRecord, Catalogue, Problems, list[str]], ImportedReply | None]
+        return describe(path, records)
+    if fmt == "vlmevalkit":
+        from amvicc.imports.vlmevalkit import describe as describe_sheet
 
+        return describe_sheet(records)
+    if fmt == "inspect":
+        from amvicc.imports.inspect_logs import describe as describe_log
 
-def _amvicc_jsonl(
-    record: SourceRecord, catalogue: Catalogue, problems: Problems, warnings: list[str]
-) -> ImportedReply | None:
-    question = _question(record, "question_id", catalogue, problems)
-    reply = _field(record, "response", problems)
-    if question is None or reply is None:
-        return None
-    data = record.data
-    warnings.extend(_mismatches(record, question, category=data.get("category")))
-    warnings.extend(_answer_mismatch(record, question, data.get("answer"), "answer"))
-    prompt = _optional_text(data.get("prompt"))
-    if prompt and _normal(prompt) != _normal(amvicc_prompt(question)):
-        warnings.append(
-            f"{record.where}: prompt {prompt[:60]!r} is not question {question.index}'s "
-            f"{amvicc_prompt(question)[:60]!r}"
-        )
-    text, error = _amvicc_reply(reply)
-    return ImportedReply(question.index, text, error, prompt, record)
+        return describe_log(records)
+    return "the answers of another benchmark"
 
 
-def _amvicc_graded(
-    record: SourceRecord, catalogue: Catalogue, problems: Problems, warnings: list[str]
-) -> ImportedReply | None:
-    question = _question(record, "question_id", catalogue, problems)
-    reply = _field(record, "model_response", problems)
-    if question is None or reply is None:
-        return None
-    data = record.data
-    warnings.extend(_mismatches(record, question, category=data.get("category")))
-    stated = data.get("question")
-    if isinstance(stated, str) and stated.strip() and not _same_question(stated, question):
-        warnings.append(
-            f"{record.where}: question {stated[:60]!r} is not question {question.index}'s "
-            f"{question.text[:60]!r}"
-        )
-    against = _label(data.get("correct_answer"))
-    warnings.extend(
-        _answer_mismatch(record, question, data.get("correct_answer"), "correct_answer")
-    )
-    grade = data.get(GRADE_FIELD)
-    text, error = _amvicc_reply(reply)
-    return ImportedReply(
-        question.index,
-        text,
-        error,
-        _optional_text(stated),
-        record,
-        grade=None if grade is None else str(grade),
-        graded_against=against or question.mmvp_answer,
-    )
-
-
-def _lmms_eval(
-    record: SourceRecord, catalogue: Catalogue, problems: Problems, warnings: list[str]
-) -> ImportedReply | None:
-    data = record.data
-    doc: dict[str, Any] = data["doc"] if isinstance(data.get("doc"), dict) else {}
-    stated_index = doc.get("Index", doc.get("index"))
-    if stated_index is not None:
-        index = _integer(stated_index)
-        label = f"doc Index {stated_index!r}"
-    else:
-        doc_id = _integer(data.get("doc_id"))
-        index = None if doc_id is None else doc_id + 1
-        label = f"doc_id {data.get('doc_id')!r}"
-    if index is None:
-        problems.append(f"{record.where}: {label} is not a whole number")
-        return None
-    question = _catalogue_question(record, index, catalogue, problems)
-    if question is None:
-        return None
-    stated = doc.get("Question", doc.get("question"))
-    if isinstance(stated, str) and stated.strip() and not _same_question(stated, question):
-        problems.append(
-            f"{record.where}: {label}'s question {stated[:60]!r} is not MMVP question "
-            f"{index}'s {question.text[:60]!r} (is this a log of lmms-eval's mmvp task?)"
-        )
-        return None
-    reply = _first_text(data.get("resps"))
-    if reply is None:
-        reply = _first_text(data.get("filtered_resps"))
-    if reply is None:
-        problems.append(f"{record.where}: no reply text in resps or filtered_resps")
-        return None
-    return ImportedReply(index, reply, None, _lmms_prompt(data.get("arguments")), record)
-
-
-def _generic(
-    record: SourceRecord, catalogue: Catalogue, problems: Problems, warnings: list[str]
-) -> ImportedReply | None:
-    lowered = {key.lower(): key for key in record.data}
-    key = lowered.get("index") or lowered.get("question_id")
-    if key is None:
-        problems.append(f"{record.where}: no index (or question_id) field")
-        return None
-    question = _question(record, key, catalogue, problems)
-    response_key = lowered.get("response")
-    if response_key is None:
-        problems.append(f"{record.where}: no response field")
-        return None
-    if question is None:
-        return None
-    value = record.data[response_key]
-    stated = record.data.get(lowered.get("question", ""), None)
-    if isinstance(stated, str) and stated.strip() and not _same_question(stated, question):
-        warnings.append(
-            f"{record.where}: question {stated[:60]!r} is not question {question.index}'s "
-            f"{question.text[:60]!r}"
-        )
-    prompt = _optional_text(record.data.get(lowered.get("prompt", ""), None))
-    if value is None:
-        return ImportedReply(question.index, None, "no reply in the file", prompt, record)
-    return ImportedReply(question.index, str(value), None, prompt, record)
-
-
-_READERS: dict[str, Reader] = {
-    "amvicc-jsonl": _amvicc_jsonl,
-    "amvicc-graded": _amvicc_graded,
-    "lmms-eval": _lmms_eval,
-    "generic": _generic,
-}
-
-
-def _vlmevalkit(
-    records: Sequence[SourceRecord], catalogue: Catalogue, problems: Problems
-) -> list[ImportedReply]:
-    """VLMEvalKit's rows, mapped by the index base under which every row's question fits."""
-    rows: list[tuple[SourceRecord, int, dict[str, Any]]] = []
-    for record in records:
-        lowered = {key.lower(): value for key, value in record.data.items()}
-        index = _integer(lowered.get("index"))
-        if index is None:
-            problems.append(f"{record.where}: index {lowered.get('index')!r} is not a whole number")
-            continue
-        if not isinstance(lowered.get("question"), str) or not lowered["question"].strip():
-            problems.append(
-                f"{record.where}: no question text to check the index against (VLMEvalKit's "
-                "prediction files have a question column; use --format generic if the index "
-                "is MMVP's and the column is response)"
-            )
-            continue
-        rows.append((record, index, lowered))
-    if problems:
-        return []
-    mismatches: dict[int, list[str]] = {}
-    for shift in (0, 1):  # index counts from 1 (MMVP's) or from 0
-        mismatches[shift] = [
-            problem
-            for record, index, fields in rows
-            for problem in [_vlmevalkit_mismatch(record, index + shift, fields, catalogue)]
-            if problem is not None
-        ]
-        if not mismatches[shift]:
-            return [
-                ImportedReply(
-                    index + shift,
-                    None if fields.get("prediction") is None else str(fields["prediction"]),
-                    "no prediction in the file" if fields.get("prediction") is None else None,
-                    "",
-                    record,
-                )
-                for record, index, fields in rows
-            ]
-    best = min(mismatches.values(), key=len)
-    problems.append(
-        f"{best[0]}; the rows fit MMVP's questions neither with indices from 1 nor from 0 "
-        f"({len(mismatches[0])} and {len(mismatches[1])} rows do not), so it is not a "
-        "prediction file of MMVP as this catalogue has it"
-    )
-    return []
-
-
-def _vlmevalkit_mismatch(
-    record: SourceRecord, index: int, fields: dict[str, Any], catalogue: Catalogue
-) -> str | None:
-    try:
-        question = catalogue.question(index)
-    except KeyError:
-        return f"{record.where}: no question {index} in the catalogue"
-    if not _same_question(str(fields["question"]), question):
-        return (
-            f"{record.where}: question {str(fields['question'])[:60]!r} is not MMVP question "
-            f"{index}'s {question.text[:60]!r}"
-        )
-    answer = _label(fields.get("answer"))
-    if answer is not None and answer not in (question.answer, question.mmvp_answer):
-        return f"{record.where}: answer {fields['answer']!r} is not question {index}'s"
-    return None
-
-
-# --- checks ----------------------------------------------------------------------------------
-
-
-def _one_per_question(
-    replies: Iterable[ImportedReply], problems: Problems
+def _one_per_slot(
+    replies: Sequence[ImportedReply], problems: Problems
 ) -> tuple[list[ImportedReply], int]:
-    """One reply per question: a word-for-word repeat is dropped, a different one is an error."""
-    kept: dict[int, ImportedReply] = {}
+    """One reply per (question, sample).
+
+    A word-for-word repeat of a record is dropped; two different records naming one question
+    are an error naming both.
+    """
+    kept: dict[tuple[int, int], ImportedReply] = {}
     duplicates = 0
     for reply in replies:
-        earlier = kept.get(reply.index)
+        slot = (reply.index, reply.sample)
+        earlier = kept.get(slot)
         if earlier is None:
-            kept[reply.index] = reply
-        elif (earlier.text, earlier.error) == (reply.text, reply.error):
-            duplicates += 1
+            kept[slot] = reply
+        elif earlier.record.data == reply.record.data:
+            duplicates += reply.sample == 0
         else:
-            problems.append(
-                f"{reply.record.where}: a second, different reply to question {reply.index} "
-                f"(the first is on {earlier.record.where})"
+            sample = f" (sample {reply.sample + 1})" if reply.sample else ""
+            problems.add(
+                f"{earlier.record.where} and {reply.record.where} both name question "
+                f"{reply.index}{sample} with different records; keep one"
             )
     return list(kept.values()), duplicates
 
 
-def _question(
-    record: SourceRecord, key: str, catalogue: Catalogue, problems: Problems
-) -> Question | None:
-    value = record.data.get(key)
-    if value is None or (isinstance(value, str) and not value.strip()):
-        problems.append(f"{record.where}: no {key} field")
-        return None
-    index = _integer(value)
-    if index is None:
-        problems.append(f"{record.where}: {key} {value!r} is not a question number")
-        return None
-    return _catalogue_question(record, index, catalogue, problems)
-
-
-def _catalogue_question(
-    record: SourceRecord, index: int, catalogue: Catalogue, problems: Problems
-) -> Question | None:
-    try:
-        return catalogue.question(index)
-    except KeyError:
-        problems.append(
-            f"{record.where}: question {index} is not in the catalogue {catalogue.source} "
-            f"(it has {min(q.index for q in catalogue)}-{max(q.index for q in catalogue)})"
-        )
-        return None
-
-
-def _field(record: SourceRecord, key: str, problems: Problems) -> str | None:
-    if key not in record.data:
-        problems.append(f"{record.where}: no {key} field")
-        return None
-    value = record.data[key]
-    if value is None:
-        problems.append(f"{record.where}: {key} is null")
-        return None
-    if not isinstance(value, str):
-        problems.append(f"{record.where}: {key} is not text ({type(value).__name__})")
-        return None
-    return value
-
-
-def _mismatches(record: SourceRecord, question: Question, *, category: object) -> list[str]:
-    if not isinstance(category, str) or not category.strip():
-        return []
-    if _normal(category) in (_normal(question.category.code), _normal(question.category.name)):
-        return []
-    return [
-        f"{record.where}: category {category!r} is not question {question.index}'s "
-        f"{question.category.code!r}"
-    ]
-
-
-def _answer_mismatch(
-    record: SourceRecord, question: Question, value: object, column: str
-) -> list[str]:
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return []
-    label = _label(value)
-    if label is not None and label in (question.answer, question.mmvp_answer):
-        return []
-    return [
-        f"{record.where}: {column} {value!r} is not question {question.index}'s "
-        f"'({question.mmvp_answer})'"
-    ]
-
-
-def _amvicc_reply(reply: str) -> tuple[str | None, str | None]:
-    """AMVICC's reply text, or (None, why) when their script wrote a failed request."""
-    if reply.startswith(AMVICC_FAILURE_PREFIXES) or reply.strip() in AMVICC_FAILURE_REPLIES:
-        return None, f"the other harness recorded a failed request: {reply[:200]}"
-    return reply, None
-
-
-def amvicc_prompt(question: Question) -> str:
-    """The prompt AMVICC's scripts sent: the question, a space, the options."""
-    return f"{question.text} {question.options_text}"
-
-
-def _same_question(stated: str, question: Question) -> bool:
-    """Whether a file's question text is the catalogue's (alone, or with its options)."""
-    given = _normal(stated)
-    text = _normal(question.text)
-    return given == text or given.startswith(text) or given == _normal(amvicc_prompt(question))
-
-
-def _normal(text: str) -> str:
-    return " ".join(str(text).split()).casefold()
-
-
-def _label(value: object) -> OptionLabel | None:
-    if not isinstance(value, str):
-        return None
-    match = _LABEL.match(value)
-    if match is None:
-        return None
-    return "a" if match.group(1).lower() == "a" else "b"
-
-
-def _integer(value: object) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        return int(value) if value.is_integer() else None
-    if isinstance(value, str):
-        try:
-            number = float(value.strip())
-        except ValueError:
-            return None
-        return int(number) if number.is_integer() else None
-    return None
-
-
-def _optional_text(value: object) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _first_text(value: object) -> str | None:
-    """The first string of a (possibly nested) list: lmms-eval's ``[["reply"]]``."""
-    while isinstance(value, list) and value:
-        value = value[0]
-    return value if isinstance(value, str) else None
-
-
-def _lmms_prompt(arguments: object) -> str:
-    """The context lmms-eval sent, when its log keeps it (``[[context, ...]]`` or a dict)."""
-    if isinstance(arguments, dict):
-        arguments = list(arguments.values())
-    while isinstance(arguments, list | dict) and arguments:
-        arguments = arguments[0] if isinstance(arguments, list) else next(iter(arguments.values()))
-    return arguments if isinstance(arguments, str) else ""
-
-
 # --- writing ---------------------------------------------------------------------------------
+
+
+@dataclass
+class _Plan:
+    """What an import adds to the run, as read from the store."""
+
+    added: list[tuple[ResponseRecord, bytes]] = field(default_factory=list)
+    verdicts: list[VerdictRecord] = field(default_factory=list)
+    missing: tuple[int, ...] = ()
 
 
 def import_answer_file(
@@ -724,19 +286,47 @@ def import_answer_file(
 ) -> AnswerImport:
     """Record a file's replies (and its own grades) as an answer run, in one transaction.
 
-    Nothing is written on a dry run, nor when the file brings nothing new; ``store`` may be
-    None on a dry run (a workspace that does not exist yet).
+    The run's current replies are read inside the write transaction (SQLite's write lock), so
+    an identical import running at the same time adds nothing the other added. Nothing is
+    written on a dry run, nor when the file brings nothing new; ``store`` may be None on a dry
+    run (a workspace that does not exist yet).
     """
     spec = _spec(answers, catalogue, model=model, command=command)
+    source = (
+        procedure_source("amvicc", f"{GRADE_FIELD}@{answers.name}") if _graded(answers) else None
+    )
+    notes_file = _notes_file(spec.run_id, answers) if answers.notes or answers.held_back else None
+    if store is None or dry_run:
+        plan = _plan(store, answers, catalogue, spec, source)
+        return _result(spec, plan, source, None)
+    with store.transaction():
+        plan = _plan(store, answers, catalogue, spec, source)
+        if plan.added or plan.verdicts or not store.run_exists(spec.run_id):
+            summary = _summary(answers, plan, notes_file)
+            record_whole(store, spec, summary, lambda: _write(store, plan, answers, notes_file))
+        else:
+            notes_file = None
+    return _result(spec, plan, source, notes_file)
+
+
+def _plan(
+    store: Store | None,
+    answers: AnswerFile,
+    catalogue: Catalogue,
+    spec: RunSpec,
+    source: str | None,
+) -> _Plan:
+    """The responses and verdicts the file adds to what the run holds now."""
     key = spec.config_key
     current = (
         {(r.question_index, r.sample): r for r in store.responses(config_key=key)} if store else {}
     )
-    added: list[tuple[ResponseRecord, bytes]] = []
-    response_ids: dict[int, str] = {}
+    plan = _Plan()
+    response_ids: dict[tuple[int, int], str] = {}
     for reply in answers.replies:
-        status: ResponseStatus = "ok" if reply.text is not None else "error"
-        earlier = current.get((reply.index, 0))
+        slot = (reply.index, reply.sample)
+        earlier = current.get(slot)
+        status = "ok" if reply.text is not None else "error"
         unchanged = earlier is not None and (earlier.status, earlier.text, earlier.error) == (
             status,
             reply.text,
@@ -744,69 +334,103 @@ def import_answer_file(
         )
         # A failed request in a later file never hides a reply the run already has.
         if earlier is not None and (unchanged or (status == "error" and earlier.status == "ok")):
-            response_ids[reply.index] = earlier.response_id
+            response_ids[slot] = earlier.response_id
             continue
-        response_id = new_id()
-        response_ids[reply.index] = response_id
-        request = {
-            "imported_from": answers.name,
-            "format": answers.format,
-            "source_sha256": answers.sha256,
-            "where": reply.record.where,
-            "prompt_in_file": bool(reply.prompt),
-        }
-        record = ResponseRecord(
-            response_id=response_id,
-            run_id=spec.run_id,
-            config_key=key,
-            question_index=reply.index,
-            image_key=MMVP_IMAGE_KEY,
-            prompt=reply.prompt,
-            status=status,
-            text=reply.text,
-            error=reply.error,
-            raw_path=response_file(spec.run_id, response_id),
-            request_json=canonical_json(request),
-        )
-        added.append((record, reply.record.raw))
-    source = (
-        procedure_source("amvicc", f"{GRADE_FIELD}@{answers.name}") if _graded(answers) else None
-    )
+        record = _response(reply, answers, spec)
+        response_ids[slot] = record.response_id
+        plan.added.append((record, reply.record.raw))
     verdicts = _grade_verdicts(answers, source, response_ids, spec.run_id) if source else []
     latest = (
         store.latest_response_values(source, [v.response_id or "" for v in verdicts])
         if store is not None and source is not None
         else {}
     )
-    new_verdicts = [v for v in verdicts if latest.get(v.response_id or "") != v.value]
+    plan.verdicts = [v for v in verdicts if latest.get(v.response_id or "") != v.value]
     answered = {slot[0] for slot, r in current.items() if r.status == "ok"}
-    answered = (answered - {r.question_index for r, _ in added}) | {
-        r.question_index for r, _ in added if r.status == "ok"
+    answered |= {r.question_index for r, _ in plan.added if r.status == "ok"}
+    plan.missing = tuple(sorted(q.index for q in catalogue if q.index not in answered))
+    return plan
+
+
+def _response(reply: ImportedReply, answers: AnswerFile, spec: RunSpec) -> ResponseRecord:
+    response_id = new_id()
+    request = {
+        "imported_from": answers.name,
+        "format": answers.format,
+        "source_sha256": answers.sha256,
+        "where": reply.record.where,
+        "prompt_in_file": bool(reply.prompt),
     }
-    missing = tuple(sorted(q.index for q in catalogue if q.index not in answered))
-    result = AnswerImport(spec.run_id, len(added), len(new_verdicts), missing, source)
-    run_exists = store is not None and store.run_exists(spec.run_id)
-    if store is None or dry_run or (run_exists and not added and not new_verdicts):
-        return result
-    for record, raw in added:
+    if reply.mismatched:
+        request["mismatch_accepted"] = [note.kind for note in reply.notes if note.mismatch]
+    return ResponseRecord(
+        response_id=response_id,
+        run_id=spec.run_id,
+        config_key=spec.config_key,
+        question_index=reply.index,
+        image_key=MMVP_IMAGE_KEY,
+        prompt=reply.prompt,
+        status="ok" if reply.text is not None else "error",
+        sample=reply.sample,
+        text=reply.text,
+        error=reply.error,
+        raw_path=response_file(spec.run_id, response_id),
+        prompt_tokens=reply.prompt_tokens,
+        completion_tokens=reply.completion_tokens,
+        request_json=canonical_json(request),
+    )
+
+
+def _write(store: Store, plan: _Plan, answers: AnswerFile, notes_file: str | None) -> None:
+    for record, raw in plan.added:
         assert record.raw_path is not None
         store.write_file(record.raw_path, raw)
-    summary = {
+    if notes_file is not None:
+        store.write_file(notes_file, notes_text(answers).encode())
+    store.add_responses([record for record, _ in plan.added])
+    store.add_verdicts(plan.verdicts, skip_unchanged=True)
+
+
+def _notes_file(run_id: str, answers: AnswerFile) -> str:
+    """Where the full list of an import's findings is kept, beside the run's replies."""
+    return f"responses/{run_id}/import-{answers.sha256[:12]}-notes.txt"
+
+
+def notes_text(answers: AnswerFile) -> str:
+    """Every finding of an import, in full: what ``amvicc runs --show`` prints."""
+    lines = [f"{answers.name} ({answers.format}, SHA-256 {answers.sha256})"]
+    if answers.held_back:
+        lines.append(
+            f"{len(answers.held_back)} reply(ies) not imported: their record disagrees with "
+            "the question it names (--accept-mismatch takes them)"
+        )
+    lines += [note.full() for note in answers.notes]
+    return "\n".join(lines) + "\n"
+
+
+def _summary(answers: AnswerFile, plan: _Plan, notes_file: str | None) -> dict[str, Any]:
+    kinds: dict[str, int] = {}
+    for note in answers.notes:
+        kinds[note.kind] = kinds.get(note.kind, 0) + 1
+    return {
         "file": answers.name,
         "format": answers.format,
         "source_sha256": answers.sha256,
         "records": answers.rows,
         "replies": len(answers.replies),
-        "responses_added": len(added),
-        "verdicts_added": len(new_verdicts),
-        "missing": len(missing),
+        "held_back": len(answers.held_back),
+        "responses_added": len(plan.added),
+        "verdicts_added": len(plan.verdicts),
+        "missing": len(plan.missing),
+        "notes": kinds,
+        "notes_file": notes_file,
     }
-    with store.transaction():
-        store.start_run(spec)
-        store.add_responses([record for record, _ in added])
-        store.add_verdicts(new_verdicts, skip_unchanged=True)
-        store.finish_run(spec.run_id, "finished", summary)
-    return result
+
+
+def _result(spec: RunSpec, plan: _Plan, source: str | None, notes: str | None) -> AnswerImport:
+    return AnswerImport(
+        spec.run_id, len(plan.added), len(plan.verdicts), plan.missing, source, notes
+    )
 
 
 def _spec(answers: AnswerFile, catalogue: Catalogue, *, model: str, command: str | None) -> RunSpec:
@@ -837,7 +461,10 @@ def _graded(answers: AnswerFile) -> bool:
 
 
 def _grade_verdicts(
-    answers: AnswerFile, source: str, response_ids: dict[int, str], run_id: str
+    answers: AnswerFile,
+    source: str,
+    response_ids: dict[tuple[int, int], str],
+    run_id: str,
 ) -> list[VerdictRecord]:
     """The file's own yes/no grades as verdicts: yes is the graded-against option, no ``not_`` it."""
     verdicts: list[VerdictRecord] = []
@@ -861,7 +488,7 @@ def _grade_verdicts(
             VerdictRecord(
                 source=source,
                 value=value,
-                response_id=response_ids[reply.index],
+                response_id=response_ids[(reply.index, reply.sample)],
                 run_id=run_id,
                 detail_json=canonical_json(detail),
             )
@@ -886,7 +513,9 @@ def run_import_answers(
     model = options.model.strip()
     if not model:
         raise UserError("--model must not be blank")
-    answers = read_answer_file(options.file, catalogue, fmt=options.format)
+    answers = read_answer_file(
+        options.file, catalogue, fmt=options.format, accept_mismatch=options.accept_mismatch
+    )
     workspace: Store | None = store if isinstance(store, Store) else None
     if isinstance(store, Path) and (not options.dry_run or (store / DATABASE_NAME).is_file()):
         workspace = Store(store)
@@ -906,12 +535,15 @@ def run_import_answers(
         failed=sum(reply.text is None for reply in answers.replies),
         duplicates=answers.duplicates,
         missing=result.missing,
-        warnings=tuple(f"{answers.name} {w}; the reply still imports" for w in answers.warnings),
+        notes=answers.notes,
+        held_back=tuple(sorted({reply.index for reply in answers.held_back})),
         run_id=result.run_id,
         responses_added=result.responses_added,
         judge_source=result.judge_source,
         verdicts_added=result.verdicts_added,
         dry_run=options.dry_run,
+        samples=1 + max((reply.sample for reply in answers.replies), default=0),
+        notes_file=result.notes_file,
     )
 
 

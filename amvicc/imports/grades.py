@@ -45,6 +45,7 @@ from amvicc.catalogue import Catalogue, PromptKind, Question, catalogue_file
 from amvicc.catalogue.csvtext import csv_records
 from amvicc.errors import UserError
 from amvicc.imports.options import ImportGradesOptions, ImportGradesSummary
+from amvicc.lifecycle import record_whole
 from amvicc.provenance import canonical_json
 from amvicc.store import (
     DATABASE_NAME,
@@ -288,14 +289,63 @@ def import_grade_sheet(
     )
     source = sheet_source(sheet.name, rater)
     images, verdicts = _records_for(sheet, catalogue, spec, source)
+    if store is None or dry_run:
+        new_images, new_verdicts = _new(store, images, verdicts, sheet.name, name, source)
+        return _import_result(spec, source, sheet, new_images, new_verdicts, verdicts, name)
+    # Read what is stored inside the write transaction (SQLite's write lock): an identical
+    # import running at the same time then adds nothing the other added.
+    with store.transaction():
+        new_images, new_verdicts = _new(store, images, verdicts, sheet.name, name, source)
+        if new_images or new_verdicts or not store.run_exists(spec.run_id):
+            summary = {
+                "sheet": sheet.name,
+                "rater": rater,
+                "rows": sheet.rows,
+                "verdicts": len(verdicts),
+                "blank": sheet.blank,
+                "warnings": len(sheet.warnings),
+                "images_added": len(new_images),
+                "verdicts_added": len(new_verdicts),
+                "samples": sheet.samples,
+                "variant": name,
+                "padded_cells": len(sheet.padded),
+            }
+            record_whole(store, spec, summary, lambda: _write(store, new_images, new_verdicts))
+    return _import_result(spec, source, sheet, new_images, new_verdicts, verdicts, name)
+
+
+def _new(
+    store: Store | None,
+    images: dict[str, ImageRecord],
+    verdicts: list[VerdictRecord],
+    sheet: str,
+    variant: str | None,
+    source: str,
+) -> tuple[list[ImageRecord], list[VerdictRecord]]:
+    """The image rows and verdicts the workspace does not hold yet."""
     existing = store.existing_image_ids(list(images)) if store else set()
     if store is not None and existing:
-        _check_prompts(store, images, existing, sheet.name, name)
+        _check_prompts(store, images, existing, sheet, variant)
     latest = store.latest_image_values(source, list(images)) if store else {}
     new_images = [image for image_id, image in images.items() if image_id not in existing]
-    new_verdicts = [v for v in verdicts if latest.get(v.image_id or "") != v.value]
-    run_exists = store is not None and store.run_exists(spec.run_id)
-    result = ImportResult(
+    return new_images, [v for v in verdicts if latest.get(v.image_id or "") != v.value]
+
+
+def _write(store: Store, images: list[ImageRecord], verdicts: list[VerdictRecord]) -> None:
+    store.add_images(images)
+    store.add_verdicts(verdicts)
+
+
+def _import_result(
+    spec: RunSpec,
+    source: str,
+    sheet: GradeSheet,
+    new_images: list[ImageRecord],
+    new_verdicts: list[VerdictRecord],
+    verdicts: list[VerdictRecord],
+    variant: str | None,
+) -> ImportResult:
+    return ImportResult(
         run_id=spec.run_id,
         source=source,
         images_added=len(new_images),
@@ -303,29 +353,8 @@ def import_grade_sheet(
         verdicts_read=len(verdicts),
         blank=sheet.blank,
         warnings=len(sheet.warnings),
-        variant=name,
+        variant=variant,
     )
-    if store is None or dry_run or (run_exists and not new_images and not new_verdicts):
-        return result
-    summary = {
-        "sheet": sheet.name,
-        "rater": rater,
-        "rows": sheet.rows,
-        "verdicts": len(verdicts),
-        "blank": sheet.blank,
-        "warnings": len(sheet.warnings),
-        "images_added": len(new_images),
-        "verdicts_added": len(new_verdicts),
-        "samples": sheet.samples,
-        "variant": name,
-        "padded_cells": len(sheet.padded),
-    }
-    with store.transaction():
-        store.start_run(spec)
-        store.add_images(new_images)
-        store.add_verdicts(new_verdicts)
-        store.finish_run(spec.run_id, "finished", summary)
-    return result
 
 
 def _records_for(

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, get_args
 
+from amvicc.imports.notes import Note, summary
+
 DEFAULT_RATER = "grader"
 
 
@@ -95,7 +97,9 @@ class ImportGradesSummary:
         return lines
 
 
-AnswerFormat = Literal["amvicc-jsonl", "amvicc-graded", "lmms-eval", "vlmevalkit", "generic"]
+AnswerFormat = Literal[
+    "amvicc-jsonl", "amvicc-graded", "lmms-eval", "vlmevalkit", "inspect", "generic"
+]
 ANSWER_FORMATS: tuple[AnswerFormat, ...] = get_args(AnswerFormat)
 
 
@@ -104,11 +108,14 @@ class ImportAnswersOptions:
     """Everything ``amvicc import-answers`` takes besides the catalogue and the workspace.
 
     Attributes:
-        file: the replies (JSONL, JSON, CSV, TSV or XLSX).
+        file: the replies (JSONL, JSON, CSV, TSV or XLSX, or an Inspect log).
         model: the VLM that wrote them, e.g. ``gpt-4o``.
         format: the file's format; None detects it from the name and the first record.
         dry_run: check the file and count what would be added, writing nothing.
         command: the command line, recorded with the run.
+        accept_mismatch: import the replies of records that disagree with the question they
+            name (question text, options, answer key, prompt) too; by default they are listed
+            and left out.
     """
 
     file: Path
@@ -116,6 +123,7 @@ class ImportAnswersOptions:
     format: AnswerFormat | None = None
     dry_run: bool = False
     command: str | None = None
+    accept_mismatch: bool = False
 
 
 @dataclass(frozen=True)
@@ -126,16 +134,20 @@ class ImportAnswersSummary:
         file: the file's name.
         format: the format it was read as.
         rows: records read (blank lines aside).
-        replies: questions with a reply in the file.
+        replies: replies in the file to import (one per question and sample).
         failed: records the other harness marked as failed requests (stored as errors).
         duplicates: records repeating an earlier one word for word (ignored).
         missing: catalogue questions with no reply in the run after the import, by index.
-        warnings: records that disagree with the catalogue (they still import).
+        notes: what records say that disagrees with the catalogue (mismatches and warnings).
+        held_back: questions whose record disagrees with them, not imported.
         run_id: the answer run the replies belong to.
         responses_added: response rows added (or that would be, on a dry run).
         judge_source: the source of the file's own grades, if it has any.
         verdicts_added: those grades added as verdicts (or that would be).
         dry_run: nothing was written.
+        samples: samples per question in the file (Inspect epochs, lmms-eval repeats).
+        notes_file: where the full list of notes is kept in the workspace (None: no notes,
+            or nothing was written).
     """
 
     file: str
@@ -145,12 +157,15 @@ class ImportAnswersSummary:
     failed: int
     duplicates: int
     missing: tuple[int, ...]
-    warnings: tuple[str, ...]
+    notes: tuple[Note, ...]
     run_id: str
     responses_added: int
+    held_back: tuple[int, ...] = ()
     judge_source: str | None = None
     verdicts_added: int = 0
     dry_run: bool = False
+    samples: int = 1
+    notes_file: str | None = None
 
     def lines(self) -> list[str]:
         """What the terminal shows: what was read and added, then what is missing."""
@@ -164,15 +179,38 @@ class ImportAnswersSummary:
         )
         failed = f", {self.failed} failed request(s)" if self.failed else ""
         duplicates = f", {self.duplicates} duplicate(s) ignored" if self.duplicates else ""
+        samples = f" ({self.samples} samples each)" if self.samples > 1 else ""
         lines = [
             f"{self.file} ({self.format}): {self.rows} record(s) answering {self.replies} "
-            f"question(s){failed}{duplicates}, {len(self.warnings)} warning(s); {action} "
+            f"question(s){samples}{failed}{duplicates}, {len(self.notes)} note(s); {action} "
             f"{self.responses_added} response(s){grades} to run {self.run_id}"
         ]
+        if self.held_back:
+            lines.append(
+                f"  not imported: {len(self.held_back)} question(s) whose record disagrees with "
+                f"them ({format_index_ranges(self.held_back)}); --accept-mismatch takes them"
+            )
         if self.missing:
             lines.append(
                 f"  missing: {len(self.missing)} question(s) without a reply "
                 f"({format_index_ranges(self.missing)}); the report counts them by its "
                 "--missing policy"
+            )
+        return lines
+
+    def note_lines(self, *, examples: bool = True) -> list[str]:
+        """The notes summarised, then where the full list is kept.
+
+        One line per kind, with up to three examples when ``examples``.
+        """
+        if not self.notes:
+            return []
+        lines = [
+            f"{self.file} {line}" for line in summary(self.notes, examples=3 if examples else 0)
+        ]
+        if self.notes_file is not None:
+            lines.append(
+                f"{self.file}: every note is listed by `amvicc runs --show {self.run_id}` "
+                f"({self.notes_file} in the workspace)"
             )
         return lines

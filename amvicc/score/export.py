@@ -18,7 +18,7 @@ from amvicc.catalogue.csvtext import excel_safe as excel_safe_cell
 from amvicc.errors import UserError
 from amvicc.ladder import RUNG_PREFIX
 from amvicc.score.options import ExportFormat
-from amvicc.store import HUMAN_SOURCE_PREFIXES, Store
+from amvicc.store import HUMAN_SOURCE_PREFIXES, Store, source_rater
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -53,14 +53,8 @@ def verdicts_export(
 
 
 def _kind_and_rater(source: str) -> tuple[str, str]:
-    """A source's kind and rater: ``human:alice`` -> (human, alice).
-
-    ``sheet:<file>:<rater>`` names the rater last; programs (extractor, judges) have none.
-    """
-    kind, _, rest = source.partition(":")
-    if kind == "sheet":
-        return kind, rest.rpartition(":")[2]
-    return kind, rest if kind in ("human", "adjudication") else ""
+    """A source's kind and rater: ``human:alice`` -> (human, alice); programs have no rater."""
+    return source.partition(":")[0], source_rater(source) or ""
 
 
 def write_export(

@@ -66,6 +66,7 @@ from amvicc.store.sources import (
     llm_judge_source,
     procedure_source,
     sheet_source,
+    source_rater,
     source_role,
 )
 from amvicc.store.workspace import Store
@@ -121,6 +122,7 @@ __all__ = [
     "procedure_source",
     "sheet_source",
     "slug",
+    "source_rater",
     "source_role",
     "utc_now",
 ]

@@ -72,6 +72,18 @@ def is_rater_source(source: str) -> bool:
     return source.startswith((HUMAN_PREFIX, SHEET_PREFIX))
 
 
+def source_rater(source: str) -> str | None:
+    """The person behind a verdict source, or None for a program.
+
+    ``human:alice``, ``adjudication:alice`` and ``sheet:<file>:alice`` (a sheet names its rater
+    last) are ``alice``; the extractor and the judges have none.
+    """
+    kind, _, rest = source.partition(":")
+    if kind == "sheet":
+        return rest.rpartition(":")[2]
+    return rest if kind in ("human", "adjudication") else None
+
+
 def source_role(source: str) -> SourceRole:
     """What a verdict source does.
 

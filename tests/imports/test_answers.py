@@ -16,7 +16,8 @@ import pytest
 from amvicc.catalogue import Catalogue, Question
 from amvicc.cli import main
 from amvicc.imports import ImportAnswersOptions, run_import_answers
-from amvicc.imports.answers import amvicc_prompt, read_answer_file
+from amvicc.imports.answers import read_answer_file
+from amvicc.imports.checks import amvicc_prompt
 from amvicc.store import EXTRACTOR_SOURCE, Store
 
 MISSING = (5, 17, 230)
@@ -253,7 +254,7 @@ def lmms_eval_samples(path: Path, catalogue: Catalogue, *, with_index: bool) -> 
                 "doc_id": q.index - 1,
                 "doc": doc,
                 "target": q.answer.upper(),
-                "arguments": [[f"{q.text}\nA. x\nB. y", {"max_new_tokens": 16}]],
+                "arguments": [[f"{q.text}\nA. {q.options[0].text}\nB. {q.options[1].text}", {}]],
                 "resps": [[f"{pick(q).upper()}. because"]],
                 "filtered_resps": [pick(q).upper()],
                 "mmvp_accuracy": {"index": q.index - 1},
@@ -276,13 +277,27 @@ def test_lmms_eval_samples_map_doc_ids_to_mmvp_indices(
     assert answers.replies[0].prompt.startswith(few.question(1).text)
 
 
-def test_lmms_eval_from_another_task_is_refused(tmp_path: Path, catalogue: Catalogue) -> None:
+def test_lmms_eval_record_whose_doc_asks_another_question_is_held_back(
+    tmp_path: Path, catalogue: Catalogue
+) -> None:
     few = catalogue.select(indices=range(1, 9))
     path = lmms_eval_samples(tmp_path / "samples.jsonl", few, with_index=False)
     rows = [json.loads(line) for line in path.read_text().splitlines()]
     rows[2]["doc"]["Question"] = "How many apples are there?"
     path.write_text("\n".join(json.dumps(r) for r in rows))
-    with pytest.raises(Exception, match=r"line 3: doc_id 2's question 'How many apples"):
+    answers = read_answer_file(path, few)
+    assert [r.index for r in answers.held_back] == [3]
+    assert 3 not in {r.index for r in answers.replies}
+    (note,) = answers.notes
+    assert note.short() == (
+        "line 3: question text 'How many apples are there?' is not question 3's "
+        f"{few.question(3).text!r}"
+    )
+    # a log where most records ask other questions is refused whole
+    for row in rows[:5]:
+        row["doc"]["Question"] = "How many apples are there?"
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    with pytest.raises(Exception, match=r"does not look like MMVP answers: 5 of 8 record"):
         read_answer_file(path, few)
 
 
@@ -324,7 +339,13 @@ def test_vlmevalkit_rows_of_another_benchmark_are_refused(
     frame.loc[4, "question"] = "What colour is the sky?"
     path = tmp_path / "other.tsv"
     frame.to_csv(path, sep="\t", index=False)
-    with pytest.raises(Exception, match=r"row 6: question 'What colour is the sky\?'.*neither"):
+    # one row asking another question is held back, the rest import
+    answers = read_answer_file(path, few)
+    assert [r.index for r in answers.held_back] == [5]
+    assert "row 6: question text 'What colour is the sky?'" in answers.notes[0].short()
+    frame.loc[:5, "question"] = "What colour is the sky?"
+    frame.to_csv(path, sep="\t", index=False)
+    with pytest.raises(Exception, match=r"6 of 8 record.*VLMEvalKit prediction file of another"):
         read_answer_file(path, few)
 
 
@@ -350,7 +371,7 @@ def test_generic_csv_and_jsonl(tmp_path: Path, catalogue: Catalogue) -> None:
     [
         (
             '{"question_id": 1, "response": "a"}\n{"question_id": 2, "response": \n',
-            "line 2: not JSON",
+            "line 2, column 32: not JSON",
         ),
         (
             '{"question_id": 1, "response": "a"}\n{"question_id": 301, "response": "b"}\n',
@@ -362,7 +383,7 @@ def test_generic_csv_and_jsonl(tmp_path: Path, catalogue: Catalogue) -> None:
         ),
         (
             '{"question_id": 1, "response": "a"}\n{"question_id": 1, "response": "b"}\n',
-            "line 2: a second, different reply to question 1 (the first is on line 1)",
+            "line 1 and line 2 both name question 1 with different records",
         ),
         ('{"question_id": 1, "answer": "a"}\n', "cannot tell the format"),
     ],
