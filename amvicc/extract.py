@@ -899,6 +899,16 @@ class _Extractor:
     def __init__(self, a: str, b: str, question: str = "") -> None:
         self.options = _OptionText(a, b, question)
 
+    def _ends_with_an_option(self, text: str) -> bool:
+        """The reply ends with an option's whole words: finished, however the option ends.
+
+        "(b) Away from" answers "Towards / Away from"; its last word is no sign of a cut-off.
+        """
+        words = tuple(t.norm for t in _tokens(text))
+        return any(
+            option and words[-len(option) :] == option for option in self.options.words.values()
+        )
+
     def extract(self, raw: str | None) -> Extraction:
         if raw is None:
             return Extraction(None, "empty")
@@ -917,7 +927,7 @@ class _Extractor:
         only = _LABEL_ONLY.match(text)
         if only:
             return Extraction(_label(only.group(1)), "label-only")
-        cut = _unfinished(text)
+        cut = None if self._ends_with_an_option(text) else _unfinished(text)
         if cut is not None:
             # Only what the reply finished saying counts, and only when the cut-off part
             # names no answer it might have gone on to give or take back.

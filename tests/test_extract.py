@@ -200,6 +200,10 @@ NOT_V2 = [
     (13, "Answer: A, B", None, "both-labels"),
     (9, "Yes No Yes No Yes No", None, "no-answer-found"),
     (5, "The dog's head is turned to the left, but its body faces the", None, "cut-off"),
+    # ... but an option whose own words end like a cut-off is a finished answer
+    (219, "(b) Away from", "b", "leading-label"),
+    (219, "Away from", "b", "option-text"),
+    (219, "It points towards the", None, "cut-off"),
     # an explicit non-decision in a marker
     (1, r"\boxed{\text{(a) or (b)}}", None, "both-labels"),
     (1, '{"answer": "(a) or (b)"}', None, "both-labels"),
