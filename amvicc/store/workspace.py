@@ -34,17 +34,17 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from contextlib import suppress
 from dataclasses import asdict, fields, replace
 from pathlib import Path
 from typing import Any
 
 from amvicc.errors import UserError, WorkspaceError
+from amvicc.files import STORED_FOLDERS, check_output, sweep_leftovers, write_atomic
 from amvicc.provenance import canonical_json, package_versions
 from amvicc.redaction import redact_command, redact_config
 from amvicc.store.filesystems import network_filesystem
 from amvicc.store.leases import Leases
-from amvicc.store.owners import alive, is_dead, this_process
+from amvicc.store.owners import is_dead, this_process
 from amvicc.store.queries import Queries
 from amvicc.store.records import (
     AuditSampleRecord,
@@ -121,6 +121,7 @@ class Store(Queries, Leases):
                     f"no amvicc workspace at {self.root} (no {DATABASE_NAME}); "
                     "pass --store DIR or run `amvicc generate` / `amvicc answer` first"
                 )
+            check_output(self.root, what="--store", folder=True)  # not in another's files
             try:
                 self.root.mkdir(parents=True, exist_ok=True)
             except OSError as err:
@@ -201,16 +202,10 @@ class Store(Queries, Leases):
                 partial file is left.
         """
         target = self.inside(relative)
-        temporary = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            temporary.write_bytes(data)
-            os.replace(temporary, target)
+            write_atomic(target, data)
         except OSError as err:
             raise file_error(err, "write", target) from None
-        finally:
-            with suppress(OSError):
-                temporary.unlink(missing_ok=True)
         return target
 
     def image_file(self, image_id: str, suffix: str = ".png") -> str:
@@ -220,21 +215,11 @@ class Store(Queries, Leases):
     def sweep_temporary(self) -> int:
         """Delete temporary files left by killed writers; returns how many.
 
-        A writer names its temporary file ``.<name>.<pid>.<thread>.tmp``; the files of writers
-        still alive (another run sharing the workspace) are kept.
+        A writer names its temporary file ``.<name>.<pid>.<thread>.tmp``
+        (:func:`amvicc.files.temporary_path`); the files of writers still alive (another run
+        sharing the workspace) are kept.
         """
-        removed = 0
-        for folder in ("images", "inputs", "responses"):
-            for temporary in (self.root / folder).rglob(".*.tmp"):
-                parts = temporary.name.split(".")
-                if len(parts) >= 4 and parts[-3].isdigit() and alive(int(parts[-3])):
-                    continue
-                try:
-                    temporary.unlink(missing_ok=True)
-                except OSError:  # a read-only workspace: nothing to sweep, nothing to write
-                    continue
-                removed += 1
-        return removed
+        return sum(sweep_leftovers(self.root / folder, recursive=True) for folder in STORED_FOLDERS)
 
     # runs
 
