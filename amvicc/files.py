@@ -17,19 +17,24 @@ report, would lose the workspace silently.
 **Input files** (:func:`read_regular_file`): an input is read only when it is a regular file
 (a symbolic link is followed only to one), without blocking and up to a byte cap, so a FIFO
 named ``1.png`` or a link to ``/dev/zero`` is one line in a list of unreadable inputs rather
-than a hang or a process that reads until it is killed.
+than a hang or a process that reads until it is killed. YAML a user hands in (``--prices``,
+``--option KEY=VALUE``, pipeline files) is read by :func:`load_yaml`: no aliases (an alias
+bomb of a few hundred bytes expands to gigabytes), no NaN or infinity.
 """
 
 from __future__ import annotations
 
 import errno
+import math
 import os
 import re
 import shutil
 import stat
 import threading
 from contextlib import suppress
+from functools import cache
 from pathlib import Path
+from typing import Any
 
 from amvicc.errors import UserError
 
@@ -234,3 +239,46 @@ def _kind(mode: int) -> str:
         stat.S_ISSOCK: "a socket",
     }
     return next((name for test, name in kinds.items() if test(mode)), "a special file")
+
+
+class UnsafeYAML(ValueError):
+    """YAML that :func:`load_yaml` refuses: an alias, or a number that is not finite."""
+
+
+def load_yaml(text: str) -> Any:
+    """YAML text as Python values, read safely: plain data, no aliases, finite numbers only.
+
+    ``yaml.safe_load`` builds no objects but still expands aliases (``*a``), so a few hundred
+    bytes of nested aliases take minutes and gigabytes; and it reads ``.nan`` and ``.inf`` as
+    floats that no price, scale or temperature can be.
+
+    Raises:
+        UnsafeYAML: an alias, or a float that is not finite (the message says where).
+        yaml.YAMLError: not YAML.
+    """
+    import yaml
+
+    return yaml.load(text, Loader=_strict_loader())  # a SafeLoader subclass
+
+
+@cache
+def _strict_loader() -> type[Any]:
+    import yaml
+
+    class StrictLoader(yaml.SafeLoader):
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.AliasEvent):
+                event: Any = self.peek_event()  # type: ignore[no-untyped-call]
+                line = event.start_mark.line + 1
+                raise UnsafeYAML(f"aliases (*name) are not allowed (line {line})")
+            return super().compose_node(parent, index)
+
+        def construct_finite_float(self, node: Any) -> float:
+            value = float(self.construct_yaml_float(node))
+            if not math.isfinite(value):
+                line = node.start_mark.line + 1
+                raise UnsafeYAML(f"{node.value!r} is not a finite number (line {line})")
+            return value
+
+    StrictLoader.add_constructor("tag:yaml.org,2002:float", StrictLoader.construct_finite_float)
+    return StrictLoader

@@ -219,6 +219,8 @@ def _images(options: AnswerOptions, store: Store, catalogue: Catalogue) -> Image
         log.warning("%s; answering the rest (--skip-missing)", message)
     if not image_set.images:
         raise UserError(f"no usable image in {image_set.source} for the selected questions")
+    if image_set.strays:
+        log.warning("%s", image_set.stray_message())
     return image_set
 
 

@@ -22,6 +22,7 @@ from amvicc.cli.arguments import (
     index_ranges,
     llm_judge_options,
     local_settings,
+    non_empty,
     open_store,
     positive_int,
 )
@@ -50,6 +51,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--peer-run",
+        type=non_empty,
         dest="peer_runs",
         action="append",
         metavar="RUN",
@@ -64,6 +66,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--name",
+        type=non_empty,
         metavar="NAME",
         help="name the challenge run (default: challenge-<model>-<arm>-<hash>; the same "
         "command resumes it)",

@@ -14,9 +14,11 @@ from amvicc.cli.arguments import (
     api_settings,
     label_policy,
     local_settings,
+    non_empty,
     non_negative_float,
     open_store,
     positive_int,
+    seed,
 )
 from amvicc.cli.registry import verb
 
@@ -36,6 +38,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--judge",
+        type=non_empty,
         metavar="MODEL",
         help="the VLM judge for rubric and question: openai:MODEL, openrouter:PROVIDER/MODEL, "
         "hf:REPO_OR_FOLDER, tiny-llava (smoke test), or any name with --base-url (ocr uses "
@@ -60,7 +63,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--max-tokens", type=positive_int, default=512, metavar="N", help="default: 512"
     )
-    parser.add_argument("--seed", type=int, default=0, help="base seed (default: 0)")
+    parser.add_argument("--seed", type=seed, default=0, help="base seed (default: 0)")
     add_api_arguments(parser)
     add_local_arguments(parser)
     add_store_argument(parser)

@@ -41,7 +41,7 @@ from typing import Any
 from amvicc.errors import UserError, WorkspaceError
 from amvicc.files import STORED_FOLDERS, check_output, sweep_leftovers, write_atomic
 from amvicc.provenance import canonical_json, package_versions
-from amvicc.redaction import redact_command, redact_config
+from amvicc.redaction import redact_bytes, redact_command, redact_config, redact_text
 from amvicc.store.filesystems import network_filesystem
 from amvicc.store.leases import Leases
 from amvicc.store.owners import is_dead, this_process
@@ -67,6 +67,7 @@ from amvicc.store.schema import (
 from amvicc.store.sources import is_rater_source
 
 log = logging.getLogger(__name__)
+RESPONSES_FOLDER = "responses"  # verbatim API bodies
 
 # A name that becomes one path component: no separators, no leading dot, no "..".
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -196,12 +197,17 @@ class Store(Queries, Leases):
     def write_file(self, relative: str, data: bytes) -> Path:
         """Write a file atomically: a reader sees the whole file or none of it.
 
+        A verbatim API body (under ``responses/``) is redacted first
+        (:func:`amvicc.redaction.redact_bytes`): a server may repeat the request's key in it.
+
         Raises:
             UserError: the path leads outside the workspace.
             WorkspaceError: the file cannot be written (full disk, read-only folder); no
                 partial file is left.
         """
         target = self.inside(relative)
+        if relative.startswith(f"{RESPONSES_FOLDER}/"):
+            data = redact_bytes(data)
         try:
             write_atomic(target, data)
         except OSError as err:
@@ -296,7 +302,7 @@ class Store(Queries, Leases):
         with self.transaction() as conn:
             conn.execute(
                 "UPDATE runs SET status = ?, ended_at = ?, summary_json = ? WHERE run_id = ?",
-                (status, utc_now(), canonical_json(dict(summary or {})), run_id),
+                (status, utc_now(), canonical_json(redact_config(dict(summary or {}))), run_id),
             )
 
     def try_finish_run(
@@ -619,6 +625,11 @@ class Store(Queries, Leases):
     def _insert(self, table: str, records: Sequence[Any]) -> None:
         if not records:
             return
+        if hasattr(records[0], "error"):  # often a server's message: it may quote the key
+            records = [
+                replace(r, error=redact_text(r.error)) if r.error is not None else r
+                for r in records
+            ]
         columns = [f.name for f in fields(records[0])]
         statement = (
             f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
