@@ -16,7 +16,6 @@ from amvicc.cli.arguments import (
     open_store,
     output_target,
     port,
-    positive_int,
     seed,
 )
 from amvicc.cli.registry import verb
@@ -47,7 +46,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     serve.add_argument("--port", type=port, default=7860, help="port (default: 7860)")
     serve.add_argument(
         "--raters-per-item",
-        type=positive_int,
+        type=int,
         default=2,
         metavar="N",
         help="how many people rate each image (default: 2); disagreements go to adjudication",
