@@ -78,6 +78,7 @@ def run_answer(
             input_path=image.input_path,
             extra={
                 **({"prompt_kind": image.prompt_kind} if image.prompt_kind else {}),
+                **({"image_converted": image.converted} if image.converted else {}),
                 **extras.get(image.image.sha256, {}),
                 **extra,
             },
@@ -192,11 +193,13 @@ def _perturbed(
     changed: list[SourceImage] = []
     extras: dict[str, dict[str, Any]] = {}
     for image in images:
-        perturbed = perturbation.apply(image.image)
+        result = perturbation.perturb(image.image)
+        perturbed = result.image
         changed.append(replace(image, image=perturbed, input_path=None))
         extras[perturbed.sha256] = {
             "perturbation": perturbation.condition,
             "source_image_sha256": image.image.sha256,
+            **({"perturbation_converted": result.conversion} if result.conversion else {}),
         }
     return tuple(changed), extras
 

@@ -9,6 +9,12 @@ An image file is read only when it is a regular file, up to a byte cap
 (:func:`amvicc.vlm.base.read_image_file`): a FIFO or a link to a device is unreadable, not a
 hang. Only names that are a plain ASCII number (``12.jpg``) are the catalogue's images; other
 image files (``².png``: a digit to Python, not an index) are listed as strays.
+
+A model is sent an image as a viewer shows it. Most files are sent byte for byte; a photo whose
+EXIF orientation turns it (a phone's portrait JPEG) is turned upright once, when read, and sent
+as a PNG of those pixels (:func:`upright`), and its replies record it. Otherwise a model that
+reads EXIF (as browsers do) and one that does not (most processors) would see different
+images, and a perturbed copy, always written upright, would disagree with the clean run.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ SNAPSHOT_FOLDER = "MMVP Images"
 # Preferred first when one index has several files.
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp")
 _INDEX_NAME = re.compile(r"[0-9]+")
+_ORIENTATION = 0x0112  # the EXIF tag
 
 
 @dataclass(frozen=True)
@@ -45,6 +52,7 @@ class SourceImage:
         image_id: the generated image's id (None for MMVP images).
         input_path: the copy inside the workspace, once stored.
         prompt_kind: for generated images, the prompt they were made from.
+        converted: how the file was changed before sending (None: sent byte for byte).
     """
 
     index: int
@@ -54,6 +62,7 @@ class SourceImage:
     image_id: str | None = None
     input_path: str | None = None
     prompt_kind: PromptKind | None = None
+    converted: str | None = None
 
 
 @dataclass(frozen=True)
@@ -125,6 +134,25 @@ def check_image(data: bytes) -> str | None:
     return None
 
 
+def upright(data: bytes) -> tuple[bytes, str | None]:
+    """An image file as a viewer shows it, and what was done (None: the file is unchanged).
+
+    A file whose EXIF orientation turns or mirrors it becomes a PNG of the turned pixels
+    (lossless; the EXIF goes with the turn); any other file is returned as it is.
+    """
+    from PIL import Image, ImageOps
+
+    with Image.open(io.BytesIO(data)) as image:
+        orientation = image.getexif().get(_ORIENTATION, 1)
+        if orientation not in range(2, 9):
+            return data, None
+        turned = ImageOps.exif_transpose(image)
+    clean = Image.frombytes(turned.mode, turned.size, turned.tobytes())  # no metadata
+    buffer = io.BytesIO()
+    clean.save(buffer, format="PNG")
+    return buffer.getvalue(), f"EXIF orientation {orientation} applied; sent as PNG"
+
+
 def folder_images(folder: Path, indices: Collection[int]) -> ImageSet:
     """MMVP images in a folder: ``<index>.jpg|jpeg|png|webp``, or ``MMVP Images/`` inside it.
 
@@ -164,8 +192,9 @@ def folder_images(folder: Path, indices: Collection[int]) -> ImageSet:
         if problem:
             unreadable[index] = f"{file.name}: {problem}"
             continue
+        data, converted = upright(data)
         encoded = EncodedImage.from_bytes(data, filename=file.name)
-        images.append(SourceImage(index, MMVP_IMAGE_KEY, encoded, str(file)))
+        images.append(SourceImage(index, MMVP_IMAGE_KEY, encoded, str(file), converted=converted))
     missing = tuple(i for i in sorted(indices) if i not in found)
     return ImageSet(tuple(images), missing, unreadable, str(root), tuple(sorted(strays)))
 
@@ -232,7 +261,9 @@ def hf_dataset_images(name: str, indices: Collection[int], *, split: str = "trai
             unreadable[index] = problem
             continue
         origin = f"{name}:{cell.get('path')}"
-        images.append(SourceImage(index, MMVP_IMAGE_KEY, EncodedImage.from_bytes(data), origin))
+        data, converted = upright(data)
+        encoded = EncodedImage.from_bytes(data)
+        images.append(SourceImage(index, MMVP_IMAGE_KEY, encoded, origin, converted=converted))
     missing = tuple(sorted(wanted - seen))
     images.sort(key=lambda s: s.index)
     return ImageSet(tuple(images), missing, unreadable, source=f"dataset {name}")
