@@ -173,18 +173,6 @@ def server(workspace: Any, catalogue: Catalogue, build: Any) -> Iterator[Scoring
     running.close()
 
 
-@pytest.fixture
-def login_server(workspace: Any, catalogue: Catalogue, build: Any) -> Iterator[ScoringServer]:
-    running = serve(
-        ScoringDesk(workspace.store, catalogue),
-        port=build.free_port(),
-        auth=[("alice", "pw-a"), ("bob", "pw-b")],
-        quiet=True,
-    )
-    yield running
-    running.close()
-
-
 def test_client_rates_and_resumes_in_a_new_session(
     server: ScoringServer, workspace: Any, catalogue: Catalogue
 ) -> None:

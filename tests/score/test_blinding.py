@@ -7,7 +7,6 @@ from __future__ import annotations
 import io
 import struct
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -149,18 +148,6 @@ def test_the_running_server_serves_blinded_bytes(
 
 
 # --- the login holds every route ---------------------------------------------------------------
-
-
-@pytest.fixture
-def login_server(workspace: Any, catalogue: Catalogue, build: Any) -> Iterator[ScoringServer]:
-    running = serve(
-        ScoringDesk(workspace.store, catalogue),
-        port=build.free_port(),
-        auth=[("alice", "pw-a")],
-        quiet=True,
-    )
-    yield running
-    running.close()
 
 
 CLOSED = [
