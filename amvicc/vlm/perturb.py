@@ -7,11 +7,13 @@ same image always gets the same pixels (numpy's PCG64 stream is stable across ve
 encoded file, hence its hash, is byte-identical for the same Pillow and zlib build). Replies are
 slotted by question, not by the perturbed file, so a rerun resumes either way:
 
-- ``grain:S``: additive Gaussian noise with standard deviation ``S × 255`` per channel and
-  pixel, rounded and clipped to 0..255 (GRIP's grain). The noise is seeded by the image's
+- ``grain:S``: additive Gaussian noise with standard deviation ``S × 255`` per colour channel
+  and pixel, rounded and clipped to 0..255 (GRIP's grain; ``S × 65535`` and 0..65535 for a
+  16-bit image). The noise is seeded by the image's
   SHA-256 and the seed only, not by the level: every level scales the same standard normal
   field, so a curve over levels compares like with like (common random numbers);
-- ``blur:R``: Gaussian blur of radius ``R`` pixels;
+- ``blur:R``: Gaussian blur of radius ``R`` pixels (Pillow's; scipy's for 16-bit grey, which
+  Pillow's blur does not take);
 - ``jpeg:Q``: re-encoded as JPEG at quality ``Q`` (1..95);
 - ``downscale:F``: resized to ``F`` times its width and height (0 < F < 1, Lanczos); the model
   is sent the smaller image.
