@@ -10,9 +10,8 @@ from amvicc.cli.arguments import (
     add_judge_arguments,
     add_run_argument,
     add_store_argument,
-    fraction,
+    finite_float,
     llm_judge_options,
-    non_negative_int,
     open_store,
     seed,
 )
@@ -42,14 +41,14 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     audit = parser.add_argument_group("human audit sample of the automatic decisions")
     audit.add_argument(
         "--audit-fraction",
-        type=fraction,
+        type=finite_float,  # its range is checked by AuditSampleOptions
         default=0.1,
         metavar="F",
         help="share of each run's extractor- and judge-decided replies drawn (default: 0.1)",
     )
     audit.add_argument(
         "--audit-minimum",
-        type=non_negative_int,
+        type=int,
         default=20,
         metavar="N",
         help="at least this many per run and stage, or all when fewer (default: 20)",

@@ -118,8 +118,8 @@ def load_prices(path: Path) -> Prices:
             if not _price(value):
                 shown = f"{str(value)[:20]}…" if len(str(value)) > 20 else repr(value)
                 raise UserError(
-                    f"--prices {path}: model {name!r} {key} is {shown}, not a number from 0 "
-                    f"to {MAX_PRICE:g}"
+                    f"--prices {path}: model {name!r} {key} is {shown}, not a number >= 0 "
+                    f"(and at most {MAX_PRICE:g})"
                 )
             checked[str(key)] = float(value)
         models.append((str(name), checked))
