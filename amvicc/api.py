@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from amvicc.errors import UserError
-from amvicc.redaction import redact_url
+from amvicc.redaction import redact_url, remember_secret
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -108,7 +108,10 @@ class ApiSettings:
         )
 
     def api_key(self) -> str:
-        """The key from the environment.
+        """The key from the environment, remembered for redaction.
+
+        A server that echoes the key back in an error gets it stored and printed as
+        ``[redacted]`` (:func:`amvicc.redaction.remember_secret`).
 
         Raises:
             UserError: no key is set and the endpoint needs one (OpenAI's own, or a route
@@ -116,6 +119,7 @@ class ApiSettings:
         """
         key = os.environ.get(self.key_env)
         if key:
+            remember_secret(key)
             return key
         if self.base_url is not None and self.api_key_env in (None, DEFAULT_KEY_ENV):
             return KEYLESS_PLACEHOLDER

@@ -5,12 +5,20 @@ option (``--option api_key=KEY``). Whatever stores, logs or shows a command or a
 passes it through :func:`redact_command` or :func:`redact_config` first: URL user info and the
 values of parameters named like keys, tokens or secrets (:func:`is_secret_name`) become
 ``[redacted]``. Requests themselves use the real values.
+
+A server can also send a key back: an error body (401, 500) that repeats the request's
+``Authorization`` header. Every key amvicc reads from the environment is remembered
+(:func:`remember_secret`), and :func:`redact_text` / :func:`redact_bytes` replace it, and any
+``Bearer``/``Basic`` credential, wherever it appears: in error messages, stored bodies and
+printed lines.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import threading
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
@@ -39,6 +47,15 @@ _SECRET_PARTS = frozenset(
     }
 )
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"]+")
+# An HTTP credential as a header carries it: "Bearer <token>", "Basic <base64>" (a token of at
+# least 16 characters with a digit, so that "the flag bearer standing" stays as it is).
+_CREDENTIAL_TEXT = re.compile(
+    r"(?i)\b(bearer|basic)(\s+)(?=[A-Za-z._~+/=-]*[0-9])[A-Za-z0-9._~+/=-]{16,}"
+)
+# Shorter values are not worth hiding at the cost of redacting ordinary words ("EMPTY").
+MIN_SECRET_LENGTH = 8
+_SECRETS: set[str] = set()
+_SECRETS_LOCK = threading.Lock()
 
 
 # "<word>_key" names that identify something rather than unlock it (amvicc's config_key).
@@ -111,9 +128,66 @@ def redact_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
+def remember_secret(value: str | None) -> None:
+    """Redact ``value`` wherever it appears from now on (a key read from the environment).
+
+    Values shorter than :data:`MIN_SECRET_LENGTH` characters are not remembered: no real key
+    is that short, and hiding them would hide ordinary words.
+    """
+    if value and len(value) >= MIN_SECRET_LENGTH:
+        with _SECRETS_LOCK:
+            _SECRETS.add(value)
+
+
+def remember_environment_secrets() -> None:
+    """Remember the value of every credential-named environment variable (``*_API_KEY``, ...).
+
+    For what is published whole (a dataset export): a key the user holds but amvicc never
+    read could still be quoted in a stored reply or command.
+    """
+    for name, value in os.environ.items():
+        if is_secret_name(name):
+            remember_secret(value)
+
+
+def _known_secrets() -> list[str]:
+    with _SECRETS_LOCK:
+        return sorted(_SECRETS, key=len, reverse=True)  # a longer key first, whole
+
+
+def redact_known_secrets(text: str) -> str:
+    """A text with every remembered secret (:func:`remember_secret`) replaced, nothing else.
+
+    For what a model wrote: its reply is graded as written, so only a key is taken out.
+    """
+    for secret in _known_secrets():
+        if secret in text:
+            text = text.replace(secret, REDACTED)
+    return text
+
+
 def redact_text(text: str) -> str:
-    """Every URL inside a text redacted (:func:`redact_url`); the rest unchanged."""
+    """A text without credentials, each replaced by ``[redacted]``.
+
+    Remembered secrets (:func:`remember_secret`), ``Bearer``/``Basic`` credentials and the
+    credentials of every URL in it (:func:`redact_url`).
+    """
+    text = redact_known_secrets(text)
+    text = _CREDENTIAL_TEXT.sub(lambda match: f"{match.group(1)}{match.group(2)}{REDACTED}", text)
     return _URL.sub(lambda match: redact_url(match.group(0)), text)
+
+
+def redact_bytes(data: bytes) -> bytes:
+    """A body (an API's JSON, an error page) redacted as :func:`redact_text` redacts text.
+
+    Bytes that are not UTF-8 pass through unchanged around what is redacted; a body holding
+    no credential comes back as the same bytes.
+    """
+    text = data.decode("utf-8", "surrogateescape")
+    redacted = redact_text(text)
+    if redacted == text:
+        return data
+    return redacted.encode("utf-8", "surrogateescape")
 
 
 def redact_config(value: Any) -> Any:

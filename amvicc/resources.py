@@ -7,10 +7,11 @@ They live at the top of the repository (``prompts/``, ``rubrics/``, ``pipelines/
 
 import os
 import shutil
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
+
+from amvicc.files import sweep_leftovers, temporary_path
 
 ResourceName = Literal["prompts", "rubrics", "pipelines", "grades"]
 
@@ -55,7 +56,8 @@ def build_folder_once(folder: Path, build: Callable[[Path], None], *, complete: 
 
     ``build`` writes into a temporary sibling that is renamed into place, so a build killed
     midway, or several processes building at once, never leave a half-written folder: a
-    folder counts as complete when the file ``complete`` is in it.
+    folder counts as complete when the file ``complete`` is in it. A killed build's staging
+    folder is removed by the next build.
 
     Args:
         folder: where the result lives.
@@ -65,7 +67,9 @@ def build_folder_once(folder: Path, build: Callable[[Path], None], *, complete: 
     if (folder / complete).is_file():
         return folder
     folder.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+    sweep_leftovers(folder.parent)  # staging folders of builds that were killed
+    staging = temporary_path(folder)
+    staging.mkdir()
     try:
         build(staging)
         if folder.is_dir() and not (folder / complete).is_file():

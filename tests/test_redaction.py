@@ -8,7 +8,16 @@ from pathlib import Path
 import pytest
 
 from amvicc.cli import main
-from amvicc.redaction import is_secret_name, redact_command, redact_config, redact_url
+from amvicc.redaction import (
+    is_secret_name,
+    redact_bytes,
+    redact_command,
+    redact_config,
+    redact_known_secrets,
+    redact_text,
+    redact_url,
+    remember_secret,
+)
 from amvicc.store import Store
 from amvicc.testing.fake_openai import FakeOpenAIServer
 
@@ -84,3 +93,24 @@ def test_keys_in_base_url_and_options_reach_no_store_log_or_report(
     with Store(workspace) as store:
         (run,) = store.runs()
         assert "[redacted]" in (run.command or "") and "[redacted]" in run.config_json
+
+
+def test_redaction_of_known_secrets_and_bearer_tokens() -> None:
+    """What a server echoes: the key amvicc read (remembered), any Bearer credential."""
+    remember_secret("short")  # too short to be a key: common words would vanish
+    remember_secret("sk-unit-test-0123456789")
+    text = (
+        'HTTP 401: {"auth": "Bearer sk-unit-test-0123456789", "other": "Bearer abcdefgh12345678"}'
+    )
+    redacted = redact_text(text)
+    assert "sk-unit-test-0123456789" not in redacted and "abcdefgh12345" not in redacted
+    assert "short" in redact_text("a short reply")
+    assert redact_text("the flag bearer standing on the left") == (
+        "the flag bearer standing on the left"
+    )
+    assert redact_known_secrets("Bearer abcdefgh12345678 sk-unit-test-0123456789") == (
+        "Bearer abcdefgh12345678 [redacted]"
+    )
+    body = b'{"error": {"message": "key sk-unit-test-0123456789 is invalid \xff"}}'
+    assert redact_bytes(body) == b'{"error": {"message": "key [redacted] is invalid \xff"}}'
+    assert redact_bytes(b'{"choices": []}') == b'{"choices": []}'

@@ -128,6 +128,7 @@ def _work_items(
             input_path=image.input_path,
             extra={
                 **({"prompt_kind": image.prompt_kind} if image.prompt_kind else {}),
+                **({"image_converted": image.converted} if image.converted else {}),
                 **extras.get(image.image.sha256, {}),
                 **extra,
             },
@@ -198,11 +199,13 @@ def _perturbed(
     changed: list[SourceImage] = []
     extras: dict[str, dict[str, Any]] = {}
     for image in images:
-        perturbed = perturbation.apply(image.image)
+        result = perturbation.perturb(image.image)
+        perturbed = result.image
         changed.append(replace(image, image=perturbed, input_path=None))
         extras[perturbed.sha256] = {
             "perturbation": perturbation.condition,
             "source_image_sha256": image.image.sha256,
+            **({"perturbation_converted": result.conversion} if result.conversion else {}),
         }
     return tuple(changed), extras
 
@@ -225,6 +228,8 @@ def _images(options: AnswerOptions, store: Store, catalogue: Catalogue) -> Image
         log.warning("%s; answering the rest (--skip-missing)", message)
     if not image_set.images:
         raise UserError(f"no usable image in {image_set.source} for the selected questions")
+    if image_set.strays:
+        log.warning("%s", image_set.stray_message())
     return image_set
 
 

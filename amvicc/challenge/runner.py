@@ -16,9 +16,17 @@ from amvicc.api import DEFAULT_KEY_ENV, ApiSettings
 from amvicc.catalogue import Catalogue, OptionLabel, format_index_ranges
 from amvicc.challenge.options import ARM_TEMPLATES, ChallengeOptions, ChallengeSummary
 from amvicc.errors import UserError
+from amvicc.files import UnreadableFile
 from amvicc.lifecycle import RunLifecycle
 from amvicc.store import ResponseRecord, RunRecord, RunSpec, Store, VerdictRecord
-from amvicc.vlm.base import SMOKE_WARNING, VLM, ChatTurn, EncodedImage, LocalSettings
+from amvicc.vlm.base import (
+    SMOKE_WARNING,
+    VLM,
+    ChatTurn,
+    EncodedImage,
+    LocalSettings,
+    read_image_file,
+)
 from amvicc.vlm.engine import AnswerEngine, SamplingParams, WorkItem
 from amvicc.vlm.prompting import PromptTemplate, load_template
 from amvicc.vlm.providers import open_vlm
@@ -224,8 +232,8 @@ def _first_image(store: Store, response: ResponseRecord) -> EncodedImage | None:
     if response.input_path is None:
         return None
     try:
-        data = store.path(response.input_path).read_bytes()
-    except OSError:
+        data = read_image_file(store.path(response.input_path))
+    except (OSError, UnreadableFile):
         return None
     return EncodedImage.from_bytes(data, filename=response.input_path)
 

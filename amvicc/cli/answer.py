@@ -20,9 +20,11 @@ from amvicc.cli.arguments import (
     catalogue_from_args,
     llm_judge_options,
     model_run_fields,
+    non_empty,
     open_store,
     positive_int,
     sampling_params,
+    seed,
 )
 from amvicc.cli.registry import verb
 from amvicc.errors import UserError
@@ -38,6 +40,7 @@ LADDER_BESIDE_CATALOGUE = Path("<beside the catalogue>")
 def _configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--model",
+        type=non_empty,
         required=True,
         metavar="NAME",
         help="openai:MODEL, openrouter:PROVIDER/MODEL (key in OPENROUTER_API_KEY), "
@@ -134,7 +137,7 @@ def _add_perturbation(parser: argparse.ArgumentParser) -> None:
     )
     perturb.add_argument(
         "--perturb-seed",
-        type=int,
+        type=seed,
         default=0,
         metavar="S",
         help="seeds the grain with each image's hash: the same image always gets the same "

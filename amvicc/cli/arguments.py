@@ -9,6 +9,7 @@ This is the only place (with the verb modules beside it) that sees an ``argparse
 from __future__ import annotations
 
 import argparse
+import math
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -54,9 +55,9 @@ def add_store_argument(parser: argparse.ArgumentParser) -> None:
 def add_run_argument(parser: argparse.ArgumentParser, *, help: str, many: bool = False) -> None:
     """``--run``: names a new run, or selects stored runs (``many``: repeatable)."""
     if many:
-        parser.add_argument("--run", action="append", metavar="RUN", help=help)
+        parser.add_argument("--run", type=non_empty, action="append", metavar="RUN", help=help)
     else:
-        parser.add_argument("--run", metavar="RUN", help=help)
+        parser.add_argument("--run", type=non_empty, metavar="RUN", help=help)
 
 
 def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
@@ -189,16 +190,72 @@ def index_ranges(text: str) -> IndexRanges:
 
 
 def comma_list(text: str) -> list[str]:
-    """An argparse type: ``a, b,c`` -> ``['a', 'b', 'c']``."""
-    return [item.strip() for item in text.split(",") if item.strip()]
+    """An argparse type: ``a, b,c`` -> ``['a', 'b', 'c']``; a list of nothing is refused.
+
+    ``--categories ,`` would otherwise select nothing, which every verb reads as "all".
+    """
+    items = [item.strip() for item in text.split(",") if item.strip()]
+    if not items:
+        raise argparse.ArgumentTypeError(f"{text!r} names nothing; give comma-separated names")
+    return items
+
+
+def non_empty(text: str) -> str:
+    """An argparse type: a name that is not empty or blank (``--model ""`` names no model)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty name; give one")
+    return text
+
+
+#: Seeds are stored in SQLite's 64-bit integers (and numpy takes no negative seed).
+MAX_SEED = 2**63 - 1
+
+
+def seed(text: str) -> int:
+    """An argparse type: a seed, a whole number from 0 to :data:`MAX_SEED`."""
+    value = _whole(text) if text.strip().lstrip("-").isdigit() else None
+    if value is None or not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a seed: give a whole number from 0 to {MAX_SEED}"
+        )
+    return value
+
+
+def port(text: str) -> int:
+    """An argparse type: a TCP port, 1 to 65535."""
+    value = int(_number(text, int))
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port: give 1 to 65535")
+    return value
+
+
+def finite_float(text: str) -> float:
+    """An argparse type: any finite number (NaN and infinity are refused)."""
+    return _number(text, float)
+
+
+def _whole(text: str) -> int | None:
+    try:
+        return int(text)
+    except ValueError:
+        return None
 
 
 def _number(text: str, kind: type[int] | type[float]) -> float:
+    """``text`` as a number of ``kind``; floats must be finite.
+
+    NaN passes every comparison a range check makes (``nan < 0`` is False) and infinity
+    reaches requests and stored JSON as non-standard ``NaN``/``Infinity``: both are refused
+    here, for every float option at once.
+    """
     try:
-        return kind(text)
+        value = kind(text)
     except ValueError:
         noun = "a whole number" if kind is int else "a number"
         raise argparse.ArgumentTypeError(f"{text!r} is not {noun}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return value
 
 
 def positive_int(text: str) -> int:
@@ -358,9 +415,9 @@ def add_sampling_arguments(parser: argparse.ArgumentParser | Any) -> None:
     )
     parser.add_argument(
         "--seed",
-        type=int,
+        type=seed,
         default=0,
-        help="base seed; each item's seed derives from it (default: 0)",
+        help=f"base seed, 0 to {MAX_SEED}; each item's seed derives from it (default: 0)",
     )
 
 
@@ -391,6 +448,7 @@ def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("LLM judge (only for replies the extractor leaves undecided)")
     group.add_argument(
         "--judge",
+        type=non_empty,
         metavar="MODEL",
         help="judge model: openai:MODEL, openrouter:PROVIDER/MODEL, or any name with "
         "--judge-base-url (default: no judge; "
@@ -426,7 +484,7 @@ def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="T",
         help="default: 0",
     )
-    group.add_argument("--judge-seed", type=int, default=0, metavar="S", help="default: 0")
+    group.add_argument("--judge-seed", type=seed, default=0, metavar="S", help="default: 0")
     group.add_argument(
         "--judge-max-tokens", type=positive_int, default=64, metavar="N", help="default: 64"
     )

@@ -21,6 +21,7 @@ from amvicc.cli.arguments import (
     index_ranges,
     llm_judge_options,
     model_run_fields,
+    non_empty,
     open_store,
     positive_int,
 )
@@ -49,6 +50,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--peer-run",
+        type=non_empty,
         dest="peer_runs",
         action="append",
         metavar="RUN",
@@ -63,6 +65,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--name",
+        type=non_empty,
         metavar="NAME",
         help="name the challenge run (default: challenge-<model>-<arm>-<hash>; the same "
         "command resumes it)",

@@ -15,8 +15,10 @@ from amvicc.cli.arguments import (
     add_store_argument,
     api_settings,
     catalogue_from_args,
+    non_empty,
     non_negative_float,
     positive_int,
+    seed,
     store_path,
 )
 from amvicc.cli.registry import verb
@@ -26,14 +28,22 @@ DTYPE_CHOICES = ("float32", "float16", "bfloat16")
 
 
 def _option(text: str) -> tuple[str, Any]:
-    """Parse ``KEY=VALUE``; the value is read as YAML (``512`` is a number, ``hd`` a string)."""
+    """Parse ``KEY=VALUE``; the value is read as YAML (``512`` is a number, ``hd`` a string).
+
+    NaN, infinity and aliases are refused (:func:`amvicc.files.load_yaml`): the value goes
+    into the request and the run's stored JSON.
+    """
     import yaml
+
+    from amvicc.files import UnsafeYAML, load_yaml
 
     key, sep, value = text.partition("=")
     if not sep or not key.strip():
         raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE")
     try:
-        parsed = yaml.safe_load(value) if value.strip() else ""
+        parsed = load_yaml(value) if value.strip() else ""
+    except UnsafeYAML as err:
+        raise argparse.ArgumentTypeError(f"{key.strip()}: {err}") from None
     except yaml.YAMLError:
         parsed = value
     return key.strip(), parsed
@@ -42,6 +52,7 @@ def _option(text: str) -> tuple[str, Any]:
 def _configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--model",
+        type=non_empty,
         required=True,
         metavar="MODEL",
         help="a name from `amvicc models` (sd35, tiny-sd3, openai:dall-e-3, "
@@ -66,7 +77,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         help="images per prompt, each with its own seed (default: 1)",
     )
     parser.add_argument(
-        "--seed", type=int, default=0, help="base of every image's seed (default: 0)"
+        "--seed", type=seed, default=0, help="base of every image's seed (default: 0)"
     )
     parser.add_argument(
         "--force", action="store_true", help="make the images again even where they exist"

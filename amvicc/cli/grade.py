@@ -10,8 +10,10 @@ from amvicc.cli.arguments import (
     add_judge_arguments,
     add_run_argument,
     add_store_argument,
+    finite_float,
     llm_judge_options,
     open_store,
+    seed,
 )
 from amvicc.cli.registry import verb
 
@@ -39,7 +41,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     audit = parser.add_argument_group("human audit sample of the automatic decisions")
     audit.add_argument(
         "--audit-fraction",
-        type=float,
+        type=finite_float,  # its range is checked by AuditSampleOptions
         default=0.1,
         metavar="F",
         help="share of each run's extractor- and judge-decided replies drawn (default: 0.1)",
@@ -51,7 +53,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="at least this many per run and stage, or all when fewer (default: 20)",
     )
-    audit.add_argument("--audit-seed", type=int, default=0, metavar="S", help="default: 0")
+    audit.add_argument("--audit-seed", type=seed, default=0, metavar="S", help="default: 0")
     audit.add_argument(
         "--no-audit-sample", action="store_true", help="draw no audit sample this time"
     )

@@ -13,6 +13,7 @@ from amvicc.cli.arguments import (
     add_store_argument,
     label_policy,
     llm_judge_options,
+    non_empty,
     store_path,
 )
 from amvicc.cli.registry import verb
@@ -32,7 +33,9 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         "a VLMEvalKit prediction .xlsx/.tsv/.json, an Inspect log (.eval or .json; needs "
         "amvicc[inspect]), or a CSV/JSONL with index and response",
     )
-    parser.add_argument("--model", required=True, help="the VLM that wrote them, e.g. gpt-4o")
+    parser.add_argument(
+        "--model", type=non_empty, required=True, help="the VLM that wrote them, e.g. gpt-4o"
+    )
     parser.add_argument(
         "--format",
         choices=FORMATS,

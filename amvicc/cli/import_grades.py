@@ -10,6 +10,7 @@ from amvicc.cli.arguments import (
     add_catalogue_arguments,
     add_store_argument,
     label_policy,
+    non_empty,
     store_path,
 )
 from amvicc.cli.registry import verb
@@ -23,7 +24,10 @@ WARNINGS_SHOWN = 5
 def _configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("sheet", type=Path, metavar="SHEET.csv", help="the grade sheet (CSV)")
     parser.add_argument(
-        "--model", required=True, help="the image model the sheet grades, e.g. dalle3"
+        "--model",
+        type=non_empty,
+        required=True,
+        help="the image model the sheet grades, e.g. dalle3",
     )
     parser.add_argument(
         "--rater",

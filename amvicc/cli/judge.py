@@ -14,6 +14,7 @@ from amvicc.cli.arguments import (
     add_store_argument,
     label_policy,
     model_run_fields,
+    non_empty,
     open_store,
     sampling_params,
 )
@@ -35,6 +36,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--judge",
+        type=non_empty,
         metavar="MODEL",
         help="the VLM judge for rubric and question: openai:MODEL, openrouter:PROVIDER/MODEL, "
         "hf:REPO_OR_FOLDER, tiny-llava (smoke test), or any name with --base-url (ocr uses "

@@ -20,6 +20,7 @@ from typing import NoReturn
 from amvicc import __version__
 from amvicc.cli.registry import load_verbs, verb_name
 from amvicc.errors import Terminated, UserError
+from amvicc.redaction import redact_text
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -55,16 +56,43 @@ def build_parser() -> ArgumentParser:
         )
         _add_verbosity(verb_parser)
         item.configure(verb_parser)
+        for child in _sub_verbs(verb_parser):
+            _add_verbosity(child, inherited=True)
         verb_parser.set_defaults(_run=item.run, _verb=item.name)
     return parser
 
 
-def _add_verbosity(parser: argparse.ArgumentParser) -> None:
+def _add_verbosity(parser: argparse.ArgumentParser, *, inherited: bool = False) -> None:
+    """``-v``/``-q``; a sub-verb's (``scenes build -q``) only sets them when given.
+
+    argparse copies a sub-parser's defaults over what the verb's parser read, so a default
+    there would undo ``scenes -q build``.
+    """
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("-v", "--verbose", action="count", default=0, help="more detail")
     group.add_argument(
-        "-q", "--quiet", action="store_true", help="only warnings and errors; no progress bars"
+        "-v",
+        "--verbose",
+        action="count",
+        default=argparse.SUPPRESS if inherited else 0,
+        help="more detail",
     )
+    group.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        default=argparse.SUPPRESS if inherited else False,
+        help="only warnings and errors; no progress bars",
+    )
+
+
+def _sub_verbs(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """The parsers of a verb's actions (``scenes build``, ``prompts check``), at any depth."""
+    found: list[argparse.ArgumentParser] = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in dict.fromkeys(action.choices.values()):
+                found += [child, *_sub_verbs(child)]
+    return found
 
 
 def _configure_logging(args: argparse.Namespace) -> None:
@@ -75,12 +103,23 @@ def _configure_logging(args: argparse.Namespace) -> None:
     else:
         level = logging.INFO
     logging.basicConfig(level=level, format="%(message)s", stream=sys.stderr, force=True)
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(_redacting)
     if args.verbose < 2:
         # Third-party libraries log at INFO; keep them quiet unless asked with -vv.
         # openai >= 3 runs on httpx2 / httpcore2.
         noisy_loggers = ("httpx", "httpx2", "httpcore", "httpcore2", "openai", "urllib3")
         for noisy in (*noisy_loggers, "diffusers", "transformers"):
             logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+def _redacting(record: logging.LogRecord) -> bool:
+    """A log filter: credentials out of every line (a server's error may quote the key)."""
+    message = record.getMessage()
+    redacted = redact_text(message)
+    if redacted != message:
+        record.msg, record.args = redacted, None
+    return True
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -100,7 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         status: int = args._run(args)
     except UserError as err:
-        print(f"amvicc {name}: error: {err}", file=sys.stderr)
+        print(f"amvicc {name}: error: {redact_text(str(err))}", file=sys.stderr)
         return err.exit_code
     except KeyboardInterrupt as stop:
         how = str(stop) if isinstance(stop, Terminated) else "interrupted"

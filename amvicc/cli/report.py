@@ -26,6 +26,7 @@ from amvicc.cli.arguments import (
     non_negative_int,
     open_store,
     output_target,
+    seed,
 )
 from amvicc.cli.registry import verb
 from amvicc.report.options import (
@@ -119,7 +120,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         help="bootstrap resamples (over pairs) for the 95%% intervals; 0 turns them off "
         "(default 1000)",
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
+    parser.add_argument("--seed", type=seed, default=0, help="seed of the bootstrap (default 0)")
     parser.add_argument(
         "--gallery",
         type=non_negative_int,

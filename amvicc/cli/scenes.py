@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from amvicc.cli.arguments import add_categories_argument, positive_int
+from amvicc.cli.arguments import add_categories_argument, positive_int, seed
 from amvicc.cli.registry import verb
 
 
@@ -46,7 +46,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     )
     build.add_argument(
         "--seed",
-        type=int,
+        type=seed,
         default=0,
         help="the same seed and options give byte-identical files anywhere (default: 0)",
     )

@@ -15,6 +15,8 @@ from amvicc.cli.arguments import (
     label_policy,
     open_store,
     output_target,
+    port,
+    seed,
 )
 from amvicc.cli.registry import verb
 
@@ -41,7 +43,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         help="address to listen on (default: 127.0.0.1, this machine only); "
         "use 0.0.0.0 with --auth to let raters on the network in",
     )
-    serve.add_argument("--port", type=int, default=7860, help="port (default: 7860)")
+    serve.add_argument("--port", type=port, default=7860, help="port (default: 7860)")
     serve.add_argument(
         "--raters-per-item",
         type=int,
@@ -50,7 +52,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         help="how many people rate each image (default: 2); disagreements go to adjudication",
     )
     serve.add_argument(
-        "--seed", type=int, default=0, help="base of each rater's random order (default: 0)"
+        "--seed", type=seed, default=0, help="base of each rater's random order (default: 0)"
     )
     serve.add_argument(
         "--auth",

@@ -21,8 +21,9 @@ from amvicc.catalogue import Catalogue
 from amvicc.errors import UserError
 from amvicc.export.card import dataset_card
 from amvicc.export.options import TABLES, DatasetExportOptions, DatasetExportSummary
-from amvicc.export.tables import Masks, StudyTables, study_tables
-from amvicc.store import DATABASE_NAME, Store
+from amvicc.export.tables import StudyTables, mask, study_tables
+from amvicc.files import check_output
+from amvicc.store import Store
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
 #: A file every amvicc dataset folder holds: an earlier export may be replaced, nothing else.
 MARKER = ".amvicc-export"
 # Workspace folders an export must never write into or replace.
-_WORKSPACE_PARTS = ("images", "inputs", "responses")
 
 
 def run_dataset_export(
@@ -54,7 +54,7 @@ def run_dataset_export(
     """
     if options.format != "hf":
         raise UserError(f"--format {options.format!r}: amvicc export writes hf (a dataset)")
-    out = _check_out(options.out, store)
+    out = _check_out(options.out)
     datasets = _datasets()
     tables = study_tables(
         store, catalogue, run_ids=options.run_ids, keep_rater_names=options.keep_rater_names
@@ -80,7 +80,7 @@ def run_dataset_export(
             runs=tables.runs,
             raters_named=options.keep_rater_names,
         )
-        (temporary / "README.md").write_text(Masks()(card), encoding="utf-8")
+        (temporary / "README.md").write_text(mask(card), encoding="utf-8")
         (temporary / MARKER).write_text("written by amvicc export --format hf\n")
         _replace(temporary, out)
     except OSError as err:
@@ -117,26 +117,16 @@ def _quiet(datasets: Any) -> Iterator[None]:
             utils.enable_progress_bars()
 
 
-def _check_out(out: Path, store: Store) -> Path:
+def _check_out(out: Path) -> Path:
     """``--out`` as an absolute path that amvicc may (re)place.
 
     Raises:
         UserError: it is the workspace, inside its images, inputs or stored bodies, a file, or
             a folder with other content than an earlier export.
     """
+    # Any workspace's database, stored files or root folder is refused (links followed).
+    check_output(out, what="--out", folder=True)
     target = Path(os.path.abspath(out))
-    workspace = Path(os.path.realpath(store.root))
-    resolved = Path(os.path.realpath(target))
-    protected = [workspace / part for part in _WORKSPACE_PARTS]
-    if (
-        resolved == workspace
-        or resolved == workspace / DATABASE_NAME
-        or any(resolved == p or p in resolved.parents for p in protected)
-    ):
-        raise UserError(
-            f"--out {out} is inside the workspace's own files ({store.root}); "
-            "choose a folder outside it"
-        )
     if target.exists() and not target.is_dir():
         raise UserError(f"--out {out} is a file; give a folder for the dataset")
     if target.is_dir() and any(target.iterdir()) and not (target / MARKER).is_file():
@@ -292,7 +282,7 @@ def _push(out: Path, repo: str, *, private: bool) -> str:
             ignore_patterns=[MARKER],
         )
     except Exception as err:  # network, auth, offline mode: all one line, the folder is done
-        reason = Masks()((str(err).splitlines() or [type(err).__name__])[0][:200])
+        reason = mask((str(err).splitlines() or [type(err).__name__])[0][:200])
         raise UserError(
             f"could not upload {out} to the Hugging Face Hub dataset {repo} ({reason}); "
             "the folder is complete: upload it when the Hub can be reached (token in HF_TOKEN)"

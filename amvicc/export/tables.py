@@ -10,13 +10,12 @@ is masked wherever it appears).
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from amvicc.catalogue import Catalogue
 from amvicc.errors import UserError
-from amvicc.redaction import REDACTED, is_secret_name, redact_text
+from amvicc.redaction import redact_text, remember_environment_secrets
 from amvicc.store import Store, source_rater, source_role
 from amvicc.vlm.replies import final_verdict, run_catalogue
 
@@ -57,33 +56,18 @@ def study_tables(
             raise UserError(f"no run {unknown[0]!r} in {store.root}; known runs: {known}")
         runs = runs[runs["run_id"].isin(run_ids)].reset_index(drop=True)
     chosen = set(runs["run_id"])
-    mask = Masks()
+    remember_environment_secrets()
     return StudyTables(
         images=_images(store, catalogue, chosen),
-        answers=_answers(store, runs, mask),
+        answers=_answers(store, runs),
         verdicts=_verdicts(store, catalogue, chosen, keep_rater_names),
         runs=runs,
     )
 
 
-class Masks:
-    """Masks the values of credential-named environment variables wherever they appear."""
-
-    def __init__(self) -> None:
-        self.secrets = sorted(
-            (v for k, v in os.environ.items() if is_secret_name(k) and len(v) >= 8),
-            key=len,
-            reverse=True,
-        )
-
-    def __call__(self, text: Any) -> Any:
-        """``text`` with URLs' credentials redacted and every secret value masked."""
-        if not isinstance(text, str):
-            return text
-        text = redact_text(text)
-        for secret in self.secrets:
-            text = text.replace(secret, REDACTED)
-        return text
+def mask(text: Any) -> Any:
+    """A published cell without credentials: URLs' user info, tokens and every key value."""
+    return redact_text(text) if isinstance(text, str) else text
 
 
 def _categories(catalogue: Catalogue) -> dict[int, str]:
@@ -114,7 +98,7 @@ def _images(store: Store, catalogue: Catalogue, runs: set[str]) -> pd.DataFrame:
     ).reset_index(drop=True)
 
 
-def _answers(store: Store, runs: pd.DataFrame, mask: Masks) -> pd.DataFrame:
+def _answers(store: Store, runs: pd.DataFrame) -> pd.DataFrame:
     """Every current reply of an answer or challenge run, with how it was decided."""
     import pandas as pd
 

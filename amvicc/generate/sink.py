@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from amvicc import __version__
 from amvicc.generate.plan import ImageJob
 from amvicc.provenance import canonical_json
-from amvicc.redaction import redact_config
+from amvicc.redaction import redact_config, redact_text
 from amvicc.store import ImageRecord, Store, new_id
 
 if TYPE_CHECKING:
@@ -125,7 +125,12 @@ class ImageSink:
     def reject(
         self, job: ImageJob, status: Literal["failed", "refused"], reason: str, **details: Any
     ) -> ImageRecord:
-        """Record an attempt that made no image: ``failed`` (retried next run) or ``refused``."""
+        """Record an attempt that made no image: ``failed`` (retried next run) or ``refused``.
+
+        The reason is redacted first (:func:`amvicc.redaction.redact_text`): it often quotes
+        the server's error body, which may repeat the request's key.
+        """
+        reason = redact_text(reason)
         params = {**self.params, **details} if details else self.params
         record = self._keep(self._record(job, new_id(), status, reason, params))
         if status == "refused":

@@ -384,10 +384,14 @@ def load_pipeline_file(path: Path) -> DiffusersModelSpec:
     """
     import yaml
 
+    from amvicc.files import UnsafeYAML, load_yaml
+
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml(path.read_text(encoding="utf-8"))  # no aliases, NaN or infinity
     except OSError as err:
         raise UserError(f"cannot read pipeline file {path}: {err.strerror}") from None
+    except UnsafeYAML as err:
+        raise UserError(f"pipeline file {path}: {err}") from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         problem = getattr(err, "problem", None) or "syntax error"

@@ -11,6 +11,7 @@ import pandas as pd
 
 from amvicc.catalogue import load_catalogue
 from amvicc.errors import UserError
+from amvicc.files import write_output
 from amvicc.report.analyses import analysis_rows, compute_analyses
 from amvicc.report.build import build_report, plain_only, with_interaction
 from amvicc.report.catalogues import other_catalogues, report_rows
@@ -33,6 +34,9 @@ def run_report(options: ReportOptions, *, store: Store) -> ReportSummary:
     CSV holds the numbers only, so it skips agreement, galleries and figures. The seconds each
     step took are logged at debug level (``-v``): ``report timings: items 0.81, ...``.
 
+    The file is written whole or not at all (a report cut off midway leaves the previous
+    one), never over the workspace's own files (:func:`amvicc.files.write_output`).
+
     Raises:
         UserError: nothing to report, a bad selection, or the file cannot be written.
     """
@@ -47,11 +51,7 @@ def run_report(options: ReportOptions, *, store: Store) -> ReportSummary:
     if path is None and options.default_file and options.format in ("html", "json"):
         path = store.root / f"report.{options.format}"
     if path is not None:
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-        except OSError as err:
-            raise UserError(f"cannot write the report to {path}: {err.strerror}") from None
+        write_output(path, text, what="the report")
     return ReportSummary(options.format, text, path)
 
 

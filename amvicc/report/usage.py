@@ -30,10 +30,15 @@ from typing import Any
 import pandas as pd
 
 from amvicc.errors import UserError
+from amvicc.files import UnreadableFile, UnsafeYAML, load_yaml, read_regular_file
 from amvicc.report.items import Items
 from amvicc.store import Store
 
 PRICE_KEYS = ("input_per_million", "output_per_million", "per_image", "per_request")
+# No price of a million tokens, an image or a request comes near this; a larger number is a
+# typo (or a hostile file) that would print as an absurd cost.
+MAX_PRICE = 1e6
+MAX_PRICES_FILE = 1 << 20
 USAGE_COLUMNS = [
     "entry",
     "label",
@@ -72,18 +77,26 @@ class Prices:
 def load_prices(path: Path) -> Prices:
     """Read a prices file (see the module docstring).
 
+    Read as plain YAML without aliases or non-finite numbers (:func:`amvicc.files.load_yaml`),
+    from a regular file of at most 1 MiB.
+
     Raises:
         UserError: the file is missing, is not YAML of that shape, or has a price that is not
-            a non-negative number.
+            a number from 0 to :data:`MAX_PRICE`.
     """
     import yaml
 
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        text = read_regular_file(path, limit=MAX_PRICES_FILE).decode("utf-8")
+        data = load_yaml(text)
     except FileNotFoundError:
         raise UserError(f"--prices {path} does not exist; check the path") from None
-    except (OSError, UnicodeDecodeError) as err:
+    except (OSError, UnicodeDecodeError, UnreadableFile) as err:
         raise UserError(f"--prices {path} cannot be read: {err}") from None
+    except UnsafeYAML as err:
+        raise UserError(
+            f"--prices {path}: {err}; a price is a number from 0 to {MAX_PRICE:g}"
+        ) from None
     except yaml.YAMLError as err:
         raise UserError(f"--prices {path} is not valid YAML: {str(err).splitlines()[0]}") from None
     if not isinstance(data, dict) or not isinstance(data.get("models"), dict):
@@ -102,13 +115,22 @@ def load_prices(path: Path) -> Prices:
                     f"--prices {path}: model {name!r} has an unknown price {key!r}; use "
                     f"{', '.join(PRICE_KEYS)}"
                 )
-            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            if not _price(value):
+                shown = f"{str(value)[:20]}…" if len(str(value)) > 20 else repr(value)
                 raise UserError(
-                    f"--prices {path}: model {name!r} {key} is {value!r}, not a number >= 0"
+                    f"--prices {path}: model {name!r} {key} is {shown}, not a number >= 0 "
+                    f"(and at most {MAX_PRICE:g})"
                 )
             checked[str(key)] = float(value)
         models.append((str(name), checked))
     return Prices(currency=str(data.get("currency", "")), models=tuple(models))
+
+
+def _price(value: object) -> bool:
+    """Whether a YAML value is a usable price: a finite number from 0 to :data:`MAX_PRICE`."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return 0 <= value <= MAX_PRICE and math.isfinite(value)
 
 
 def usage_table(store: Store, items: Items, prices: Prices | None) -> pd.DataFrame:

@@ -23,6 +23,7 @@ from typing import Any
 from amvicc.catalogue import CATEGORIES, Category, check_catalogue, parse_categories
 from amvicc.catalogue.readers import CATALOGUE_COLUMNS
 from amvicc.errors import UserError
+from amvicc.files import check_output, sweep_leftovers, write_atomic
 from amvicc.ladder import LADDER_FILE, LadderQuestion
 from amvicc.lifecycle import RunLifecycle
 from amvicc.scenes.families import FAMILIES, LEVELS, Layout, PairSpec, distractors
@@ -186,12 +187,19 @@ def _check_options(options: ScenesOptions) -> None:
 
 
 def _prepare(out: Path) -> Path:
-    """Create ``out``, refusing a file or a folder holding anything but an earlier build."""
+    """Create ``out``, refusing a file or a folder holding anything but an earlier build.
+
+    A build killed between writing a file and renaming it leaves a temporary file beside it;
+    those of this build's files are recognised and removed, so the rerun resumes.
+    """
+    check_output(out, what="--out", folder=True)
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out} is a file; give a folder")
     if out.is_dir():
-        foreign = sorted(p.name for p in out.iterdir() if p.name not in _OURS)
         images = out / IMAGES_FOLDER
+        for folder in (out, images):
+            _sweep(folder)
+        foreign = sorted(p.name for p in out.iterdir() if p.name not in _OURS)
         if images.is_dir():
             foreign += sorted(
                 f"{IMAGES_FOLDER}/{p.name}"
@@ -207,10 +215,27 @@ def _prepare(out: Path) -> Path:
     return out
 
 
+def _sweep(folder: Path) -> None:
+    """Remove the temporary files a killed build left in ``folder`` (only of its own files).
+
+    Today's builds write ``.<name>.<pid>.<thread>.tmp`` (:func:`amvicc.files.write_atomic`);
+    earlier ones wrote ``<name>.tmp``.
+    """
+    if not folder.is_dir():
+        return
+    sweep_leftovers(folder)
+    for path in folder.iterdir():
+        name = path.name.removesuffix(".tmp")
+        ours = name in _OURS or _IMAGE_NAME.match(name)
+        if path.name.endswith(".tmp") and ours and path.is_file() and not path.is_symlink():
+            path.unlink()
+
+
 def _write(path: Path, data: bytes) -> None:
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_bytes(data)
-    temporary.replace(path)
+    try:
+        write_atomic(path, data)
+    except OSError as err:
+        raise UserError(f"cannot write {path}: {err.strerror or err}") from None
 
 
 def run_scenes(options: ScenesOptions) -> ScenesSummary:

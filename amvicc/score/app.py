@@ -26,12 +26,14 @@ from importlib import resources
 from typing import Any
 
 import gradio as gr
+from PIL.Image import DecompressionBombError
 from starlette.requests import Request
-from starlette.responses import FileResponse, Response
+from starlette.responses import Response
 
 from amvicc.errors import UserError
 from amvicc.score.desk import ImageTaken, ScoringDesk, normalise_rater
-from amvicc.score.items import image_file
+from amvicc.score.guard import signed_in_user
+from amvicc.score.items import image_file, pixels_only
 from amvicc.score.links import ImageLinks
 from amvicc.score.queue import Direction, Screen
 from amvicc.score.views import (
@@ -140,10 +142,12 @@ class ScoringApp:
         self.links = ImageLinks()
 
     def image_response(self, request: Request) -> Response:
-        """The image route: a queue's image file, if the link's signature is valid.
+        """The image route: a queue's image, if the link's signature is valid, pixels only.
 
         With a login, the request must also carry a signed-in session (Gradio's cookie), like
         every other route of the app: a link copied out of the page opens nothing elsewhere.
+        The file is served as a PNG of its pixels (:func:`~amvicc.score.items.pixels_only`):
+        its text chunks, EXIF and XMP name models and cameras.
         """
         if self.login and signed_in_user(request) is None:
             return Response("sign in first", status_code=401)
@@ -153,9 +157,14 @@ class ScoringApp:
         found = image_file(self.desk.store, self.desk.image_path(subject))
         if found is None:
             return Response("not found", status_code=404)
-        path, mime = found
-        return FileResponse(
-            path, media_type=mime, headers={"Cache-Control": "private, max-age=86400"}
+        path, _ = found
+        try:
+            data = pixels_only(path)
+        except (OSError, ValueError, SyntaxError, DecompressionBombError) as err:  # a broken file
+            log.warning("cannot serve image %s: %s", subject, err)
+            return Response("not an image", status_code=404)
+        return Response(
+            data, media_type="image/png", headers={"Cache-Control": "private, max-age=86400"}
         )
 
     # --- handlers (plain functions of component values; tested without a browser) -----------
@@ -475,24 +484,6 @@ class ScoringApp:
                 return self.move(screen, direction, typed, subject, request)
 
         return move
-
-
-def signed_in_user(request: Request) -> str | None:
-    """The user a request's Gradio session belongs to, or None when it is not signed in.
-
-    Gradio keeps sessions as ``access-token-<cookie id>`` cookies mapped to user names in its
-    app; a route added beside Gradio's (the image route) checks them the same way.
-    """
-    app = request.scope.get("app")
-    tokens = getattr(app, "tokens", None)
-    cookie_id = getattr(app, "cookie_id", None)
-    if not isinstance(tokens, dict) or cookie_id is None:
-        return None
-    token = request.cookies.get(f"access-token-{cookie_id}") or request.cookies.get(
-        f"access-token-unsecure-{cookie_id}"
-    )
-    user = tokens.get(token) if token else None
-    return str(user) if user else None
 
 
 # Verdicts and navigation are short and thread-safe: no spinner over the page.

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, get_args
 
 from amvicc.catalogue import Catalogue
 from amvicc.catalogue.csvtext import excel_safe as excel_safe_cell
-from amvicc.errors import UserError
+from amvicc.files import write_output
 from amvicc.ladder import RUNG_PREFIX
 from amvicc.score.options import ExportFormat
 from amvicc.store import HUMAN_SOURCE_PREFIXES, Store, source_rater
@@ -60,7 +60,7 @@ def _kind_and_rater(source: str) -> tuple[str, str]:
 def write_export(
     frame: pd.DataFrame, output: Path | None, fmt: ExportFormat, *, excel_safe: bool = False
 ) -> None:
-    """Write the table to ``output`` (atomically) or to standard output.
+    """Write the table to ``output`` (atomically, never over a workspace's own files) or stdout.
 
     ``excel_safe`` (CSV only) prefixes text cells a spreadsheet would run as a formula with
     ``'``: comments, prompts and rater names come from people and models, and a cell such as
@@ -81,10 +81,4 @@ def write_export(
     if output is None:
         sys.stdout.write(buffer.getvalue())
         return
-    temporary = output.with_name(f".{output.name}.tmp")
-    try:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        temporary.write_text(buffer.getvalue(), encoding="utf-8")
-        temporary.replace(output)
-    except OSError as err:
-        raise UserError(f"cannot write the export to {output}: {err.strerror}") from None
+    write_output(output, buffer.getvalue(), what="the export")

@@ -1,20 +1,31 @@
-"""What the scoring server refuses before Gradio sees a request: uploads and password guessing.
+"""What the scoring server refuses before Gradio sees a request.
 
-The app takes no file from a rater, so upload routes answer 403 whatever their size (Gradio's
-own ``max_file_size`` is set tiny as well). Failed logins from one address are slowed down: after
-a few, each further attempt waits longer before it is even checked (1 s, 2 s, 4 s... up to
-30 s), so guessing a password costs hours instead of seconds, while a rater who mistypes once
-notices nothing. A successful login clears the address's count.
+- **Oversized requests**: a request target (path and query) over 8 KiB answers 414 and headers
+  over 16 KiB (or one over 8 KiB) answer 431, at once: the server's own limits start higher,
+  and some routes (Gradio's queue stream) would otherwise hold such a request open.
+- **Anonymous requests, with a login**: only what the login page needs is served before a
+  rater signs in (the page itself, its scripts, styles and icons, the login and logout routes);
+  every other route, Gradio's included (``/gradio_api/cancel``, ``/reset``, ``/heartbeat/*``,
+  ``/queue/data``, ``/user``...), answers 401.
+- **Uploads**: the app takes no file from a rater, so upload routes answer 403 whatever their
+  size (Gradio's own ``max_file_size`` is set tiny as well).
+- **Password guessing**: failed logins from one address are slowed down: after a few, each
+  further attempt waits longer before it is even checked (1 s, 2 s, 4 s... up to 30 s), so
+  guessing a password costs hours instead of seconds, while a rater who mistypes once notices
+  nothing. A successful login clears the address's count.
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from starlette.requests import HTTPConnection
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -25,6 +36,15 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 FREE_FAILURES = 3
 MAX_DELAY_S = 30.0
 FORGET_AFTER_S = 900.0
+MAX_TARGET_BYTES = 8 << 10
+MAX_HEADER_BYTES = 8 << 10
+MAX_HEADERS_BYTES = 16 << 10
+# What the login page loads before anyone signs in: the page, its assets, the login itself;
+# and startup-events, which Gradio's launch calls on itself (it answers true once, then false).
+OPEN_BEFORE_LOGIN = re.compile(
+    r"^/(|login/?|logout/?|favicon\.ico|manifest\.json|robots\.txt|(gradio_api/)?theme\.css"
+    r"|pwa_icon(/\d+)?|(assets|static|svelte)/.+|gradio_api/startup-events)$"
+)
 
 
 @dataclass
@@ -74,20 +94,66 @@ class LoginThrottle:
             self._failures.pop(client, None)
 
 
+def signed_in_user(connection: HTTPConnection) -> str | None:
+    """The user a request's Gradio session belongs to, or None when it is not signed in.
+
+    Gradio keeps sessions as ``access-token-<cookie id>`` cookies mapped to user names in its
+    app; the guard and the routes added beside Gradio's (the image route) check them the same
+    way.
+    """
+    app = connection.scope.get("app")
+    tokens = getattr(app, "tokens", None)
+    cookie_id = getattr(app, "cookie_id", None)
+    if not isinstance(tokens, dict) or cookie_id is None:
+        return None
+    token = connection.cookies.get(f"access-token-{cookie_id}") or connection.cookies.get(
+        f"access-token-unsecure-{cookie_id}"
+    )
+    user = tokens.get(token) if token else None
+    return str(user) if user else None
+
+
+def oversized(scope: Scope) -> int | None:
+    """414 or 431 when a request's target or headers are over the limits, else None."""
+    target = len(scope.get("raw_path") or b"") + len(scope.get("query_string") or b"")
+    if target > MAX_TARGET_BYTES:
+        return 414
+    sizes = [len(name) + len(value) for name, value in scope.get("headers") or ()]
+    if sum(sizes) > MAX_HEADERS_BYTES or any(size > MAX_HEADER_BYTES for size in sizes):
+        return 431
+    return None
+
+
 class RequestGuard:
-    """ASGI middleware: no uploads, and failed logins slowed down per client address.
+    """ASGI middleware: size limits, the login over every route, no uploads, slow guessing.
 
     Args:
         app: the application it guards (Gradio's).
         throttle: the failed-login bookkeeping (shared so tests can look at it).
+        login: the app has logins: only :data:`OPEN_BEFORE_LOGIN` is served without one.
     """
 
-    def __init__(self, app: ASGIApp, throttle: LoginThrottle | None = None) -> None:
+    def __init__(
+        self, app: ASGIApp, throttle: LoginThrottle | None = None, *, login: bool = False
+    ) -> None:
         self.app = app
         self.throttle = throttle or LoginThrottle()
+        self.login = login
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Refuse uploads, slow down password guessing, pass everything else through."""
+        """Refuse what is refused (see the module docstring); pass the rest through."""
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        refused = oversized(scope)
+        if refused is None and self.login and not self._open(scope):
+            refused = 401
+        if refused is not None:
+            if scope["type"] == "websocket":
+                await send({"type": "websocket.close", "code": 1008})
+            else:
+                await _plain(send, refused, _REASONS[refused])
+            return
         if scope["type"] != "http" or scope.get("method") != "POST":
             await self.app(scope, receive, send)
             return
@@ -114,6 +180,19 @@ class RequestGuard:
             await send(message)
 
         await self.app(scope, receive, watch)
+
+    def _open(self, scope: Scope) -> bool:
+        """Whether a request may pass with this app's login: signed in, or the login page's."""
+        if scope["type"] == "http" and OPEN_BEFORE_LOGIN.match(str(scope.get("path", ""))):
+            return True
+        return signed_in_user(HTTPConnection(scope)) is not None
+
+
+_REASONS = {
+    401: b"sign in first",
+    414: b"request target too long",
+    431: b"request headers too large",
+}
 
 
 async def _plain(send: Send, code: int, body: bytes) -> None:

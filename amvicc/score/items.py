@@ -12,10 +12,12 @@ rater may give on it (``values``).
 
 from __future__ import annotations
 
+import io
 import logging
 import mimetypes
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import ClassVar
 
@@ -255,6 +257,37 @@ def image_file(store: Store, relative: str | None) -> tuple[Path, str] | None:
     if not mime.startswith("image/"):
         return None
     return path, mime
+
+
+# Modes a PNG holds as they are; other images are converted (palettes to RGB or RGBA).
+_PNG_MODES = frozenset({"1", "L", "LA", "I;16", "RGB", "RGBA"})
+
+
+def pixels_only(path: Path) -> bytes:
+    """An image file as a rater may see it: a PNG of its pixels and nothing else.
+
+    A generated PNG names its model, endpoint and configuration in text chunks, a photo its
+    camera in EXIF or XMP: saved from the page, any of them unblinds the rater. The pixels are
+    turned as a viewer turns them (EXIF orientation), then written into a fresh image with no
+    text, EXIF, XMP or ICC. Cached per file version (a rater goes back and forth).
+    """
+    state = path.stat()
+    return _pixels_only(str(path), state.st_mtime_ns, state.st_size)
+
+
+@lru_cache(maxsize=32)
+def _pixels_only(path: str, modified: int, size: int) -> bytes:
+    from PIL import Image, ImageOps
+
+    with Image.open(path) as opened:
+        image = ImageOps.exif_transpose(opened)
+    if image.mode not in _PNG_MODES or "transparency" in image.info:
+        transparent = image.mode in ("P", "PA", "LA", "RGBA") or "transparency" in image.info
+        image = image.convert("RGBA" if transparent else "RGB")
+    clean = Image.frombytes(image.mode, image.size, image.tobytes())
+    buffer = io.BytesIO()
+    clean.save(buffer, format="PNG", compress_level=3)
+    return buffer.getvalue()
 
 
 def _same_catalogue(run: RunRecord, catalogue: Catalogue) -> bool:

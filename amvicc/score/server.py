@@ -58,8 +58,9 @@ def serve(
     """Start the scoring app in the background and return it.
 
     Never opens a share link. Images are served only through :class:`ImageLinks`, behind the
-    login when there is one; uploads are refused and failed logins slowed down
-    (:mod:`amvicc.score.guard`; ``throttle`` sets how).
+    login when there is one, as pixels only; with a login every route but the login page's
+    answers 401 to anyone not signed in; oversized requests, uploads are refused and failed
+    logins slowed down (:mod:`amvicc.score.guard`; ``throttle`` sets how).
 
     Raises:
         UserError: the port is taken.
@@ -93,7 +94,11 @@ def serve(
             blocked_paths=[str(desk.store.root.resolve())],
             app_kwargs={
                 "routes": [Route(ImageLinks.route, app.image_response)],
-                "middleware": [Middleware(RequestGuard, throttle=throttle)],
+                "middleware": [Middleware(RequestGuard, throttle=throttle, login=bool(auth))],
+                # No route listing: FastAPI's /openapi.json and its pages are switched off.
+                "openapi_url": None,
+                "docs_url": None,
+                "redoc_url": None,
             },
             # The app takes no file from anyone (the guard refuses upload routes too).
             max_file_size=1,

@@ -12,6 +12,8 @@ import os
 import socket
 from functools import cache
 
+from amvicc.files import process_alive as alive
+
 
 @cache
 def host_name() -> str:
@@ -55,16 +57,3 @@ def is_dead(holder: str | None) -> bool:
     if not alive(pid):
         return True
     return bool(start) and process_start(pid) not in ("", start)
-
-
-def alive(pid: int) -> bool:
-    """Whether a process with this pid exists on this machine."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # alive, owned by someone else
-        return True
-    except OSError:
-        return False
-    return True

@@ -11,8 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal, get_args
 
+from amvicc.files import DATABASE_NAME as DATABASE_NAME
+
 DEFAULT_STORE = Path("amvicc-runs")
-DATABASE_NAME = "amvicc.sqlite"
 
 Stage = Literal["generate", "answer", "challenge", "ladder", "grade", "judge", "score", "import"]
 RunStatus = Literal["running", "finished", "failed", "interrupted"]

@@ -34,17 +34,17 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from contextlib import suppress
 from dataclasses import asdict, fields, replace
 from pathlib import Path
 from typing import Any
 
 from amvicc.errors import UserError, WorkspaceError
+from amvicc.files import STORED_FOLDERS, check_output, sweep_leftovers, write_atomic
 from amvicc.provenance import canonical_json, package_versions
-from amvicc.redaction import redact_command, redact_config
+from amvicc.redaction import redact_bytes, redact_command, redact_config, redact_text
 from amvicc.store.filesystems import network_filesystem
 from amvicc.store.leases import Leases
-from amvicc.store.owners import alive, is_dead, this_process
+from amvicc.store.owners import is_dead, this_process
 from amvicc.store.queries import Queries
 from amvicc.store.records import (
     AuditSampleRecord,
@@ -67,6 +67,7 @@ from amvicc.store.schema import (
 from amvicc.store.sources import is_rater_source
 
 log = logging.getLogger(__name__)
+RESPONSES_FOLDER = "responses"  # verbatim API bodies
 
 # A name that becomes one path component: no separators, no leading dot, no "..".
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -121,6 +122,7 @@ class Store(Queries, Leases):
                     f"no amvicc workspace at {self.root} (no {DATABASE_NAME}); "
                     "pass --store DIR or run `amvicc generate` / `amvicc answer` first"
                 )
+            check_output(self.root, what="--store", folder=True)  # not in another's files
             try:
                 self.root.mkdir(parents=True, exist_ok=True)
             except OSError as err:
@@ -195,22 +197,21 @@ class Store(Queries, Leases):
     def write_file(self, relative: str, data: bytes) -> Path:
         """Write a file atomically: a reader sees the whole file or none of it.
 
+        A verbatim API body (under ``responses/``) is redacted first
+        (:func:`amvicc.redaction.redact_bytes`): a server may repeat the request's key in it.
+
         Raises:
             UserError: the path leads outside the workspace.
             WorkspaceError: the file cannot be written (full disk, read-only folder); no
                 partial file is left.
         """
         target = self.inside(relative)
-        temporary = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        if relative.startswith(f"{RESPONSES_FOLDER}/"):
+            data = redact_bytes(data)
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            temporary.write_bytes(data)
-            os.replace(temporary, target)
+            write_atomic(target, data)
         except OSError as err:
             raise file_error(err, "write", target) from None
-        finally:
-            with suppress(OSError):
-                temporary.unlink(missing_ok=True)
         return target
 
     def image_file(self, image_id: str, suffix: str = ".png") -> str:
@@ -220,21 +221,11 @@ class Store(Queries, Leases):
     def sweep_temporary(self) -> int:
         """Delete temporary files left by killed writers; returns how many.
 
-        A writer names its temporary file ``.<name>.<pid>.<thread>.tmp``; the files of writers
-        still alive (another run sharing the workspace) are kept.
+        A writer names its temporary file ``.<name>.<pid>.<thread>.tmp``
+        (:func:`amvicc.files.temporary_path`); the files of writers still alive (another run
+        sharing the workspace) are kept.
         """
-        removed = 0
-        for folder in ("images", "inputs", "responses"):
-            for temporary in (self.root / folder).rglob(".*.tmp"):
-                parts = temporary.name.split(".")
-                if len(parts) >= 4 and parts[-3].isdigit() and alive(int(parts[-3])):
-                    continue
-                try:
-                    temporary.unlink(missing_ok=True)
-                except OSError:  # a read-only workspace: nothing to sweep, nothing to write
-                    continue
-                removed += 1
-        return removed
+        return sum(sweep_leftovers(self.root / folder, recursive=True) for folder in STORED_FOLDERS)
 
     # runs
 
@@ -311,7 +302,7 @@ class Store(Queries, Leases):
         with self.transaction() as conn:
             conn.execute(
                 "UPDATE runs SET status = ?, ended_at = ?, summary_json = ? WHERE run_id = ?",
-                (status, utc_now(), canonical_json(dict(summary or {})), run_id),
+                (status, utc_now(), canonical_json(redact_config(dict(summary or {}))), run_id),
             )
 
     def try_finish_run(
@@ -645,6 +636,11 @@ class Store(Queries, Leases):
     def _insert(self, table: str, records: Sequence[Any]) -> None:
         if not records:
             return
+        if hasattr(records[0], "error"):  # often a server's message: it may quote the key
+            records = [
+                replace(r, error=redact_text(r.error)) if r.error is not None else r
+                for r in records
+            ]
         columns = [f.name for f in fields(records[0])]
         statement = (
             f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"

@@ -40,8 +40,10 @@ class Fault:
             ``refusal`` (400 ``content_policy_violation``), ``text_only`` (200 chat reply with
             ``message`` as its text and no image: how chat image models decline),
             ``moderation`` (403, the prompt flagged), ``filtered`` (Stability AI's
-            ``CONTENT_FILTERED`` finish reason with a placeholder image) or ``bad_request``
-            (400 with an ``errors`` list naming a field).
+            ``CONTENT_FILTERED`` finish reason with a placeholder image), ``bad_request``
+            (400 with an ``errors`` list naming a field) or ``echo`` (an error whose body and
+            message repeat the request's ``Authorization`` header, as careless servers and
+            proxies do).
         path: only requests to this path consume the fault (None: any).
     """
 
@@ -92,6 +94,11 @@ class Fault:
     def filtered(cls, *, path: str | None = None) -> Fault:
         """Reply 200 with a blurred placeholder and finish reason ``CONTENT_FILTERED``."""
         return cls("filtered", status=200, message="CONTENT_FILTERED", path=path)
+
+    @classmethod
+    def echo(cls, status: int, *, path: str | None = None) -> Fault:
+        """Answer ``status`` with the request's ``Authorization`` header in the error body."""
+        return cls("echo", status=status, path=path)
 
     @classmethod
     def bad_request(cls, message: str, *, path: str | None = None) -> Fault:
@@ -230,6 +237,15 @@ class FakeOpenAIServer:
                 "metadata": {"reasons": ["flagged"]},
             }
             handler._json(403, {"error": flagged})
+            return True
+        if fault.kind == "echo":
+            sent = handler.headers.get("Authorization", "")
+            echoed = {
+                "message": f"invalid credentials: {sent}",
+                "type": "server_error",
+                "request_headers": {"Authorization": sent, "X-Api-Key": sent.split()[-1:]},
+            }
+            handler._json(fault.status, {"error": echoed})
             return True
         extra = {}
         if fault.retry_after is not None:

@@ -18,7 +18,22 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
+from amvicc.files import read_regular_file
+from amvicc.redaction import redact_bytes, redact_known_secrets, redact_text
+
 SMOKE_WARNING = "is a smoke-test model with random weights: its answers mean nothing"
+# No benchmark image comes near this; Pillow's pixel limit refuses what decodes larger.
+MAX_IMAGE_BYTES = 64 << 20
+
+
+def read_image_file(path: Path) -> bytes:
+    """An image file's bytes: a regular file (links followed only to one), at most 64 MiB.
+
+    Raises:
+        amvicc.files.UnreadableFile: a FIFO, device, socket or folder, or too large.
+        OSError: it cannot be opened.
+    """
+    return read_regular_file(path, limit=MAX_IMAGE_BYTES)
 
 
 @dataclass(frozen=True)
@@ -35,8 +50,8 @@ class EncodedImage:
 
     @classmethod
     def from_path(cls, path: str | Path) -> EncodedImage:
-        """Read an image file; the media type comes from its first bytes."""
-        return cls.from_bytes(Path(path).read_bytes(), filename=str(path))
+        """Read an image file (:func:`read_image_file`); the type comes from its first bytes."""
+        return cls.from_bytes(read_image_file(Path(path)), filename=str(path))
 
     @classmethod
     def from_bytes(cls, data: bytes, *, filename: str | None = None) -> EncodedImage:
@@ -213,6 +228,20 @@ class Reply:
     request: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
     retryable: bool = False
+
+    def __post_init__(self) -> None:
+        """Credentials out of everything a reply carries (a server may echo the key back).
+
+        Every route builds a :class:`Reply`, so whatever stores, judges or prints one (the
+        answering engine, the challenge, the judges) sees it redacted
+        (:func:`amvicc.redaction.redact_text`).
+        """
+        if self.error is not None:
+            object.__setattr__(self, "error", redact_text(self.error))
+        if self.raw is not None:
+            object.__setattr__(self, "raw", redact_bytes(self.raw))
+        if self.text is not None:  # graded as written: only a key is taken out
+            object.__setattr__(self, "text", redact_known_secrets(self.text))
 
     @property
     def ok(self) -> bool:

@@ -4,11 +4,23 @@ MMVP's images come from a folder (``<index>.jpg|png``, or the Hugging Face snaps
 ``MMVP Images/<index>.jpg`` beside ``Questions.csv``) or from the Hugging Face dataset through
 ``datasets``. Every image is read and checked before any request is sent, so missing and
 unreadable ones are listed at once instead of failing one by one in the middle of a run.
+
+An image file is read only when it is a regular file, up to a byte cap
+(:func:`amvicc.vlm.base.read_image_file`): a FIFO or a link to a device is unreadable, not a
+hang. Only names that are a plain ASCII number (``12.jpg``) are the catalogue's images; other
+image files (``².png``: a digit to Python, not an index) are listed as strays.
+
+A model is sent an image as a viewer shows it. Most files are sent byte for byte; a photo whose
+EXIF orientation turns it (a phone's portrait JPEG) is turned upright once, when read, and sent
+as a PNG of those pixels (:func:`upright`), and its replies record it. Otherwise a model that
+reads EXIF (as browsers do) and one that does not (most processors) would see different
+images, and a perturbed copy, always written upright, would disagree with the clean run.
 """
 
 from __future__ import annotations
 
 import io
+import re
 import warnings
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
@@ -17,13 +29,16 @@ from pathlib import Path
 from amvicc.catalogue import PromptKind, format_index_ranges
 from amvicc.errors import UserError
 from amvicc.extras import require_extra
+from amvicc.files import UnreadableFile
 from amvicc.store import Store
-from amvicc.vlm.base import EncodedImage
+from amvicc.vlm.base import EncodedImage, read_image_file
 
 MMVP_IMAGE_KEY = "mmvp"
 SNAPSHOT_FOLDER = "MMVP Images"
 # Preferred first when one index has several files.
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp")
+_INDEX_NAME = re.compile(r"[0-9]+")
+_ORIENTATION = 0x0112  # the EXIF tag
 
 
 @dataclass(frozen=True)
@@ -38,6 +53,7 @@ class SourceImage:
         image_id: the generated image's id (None for MMVP images).
         input_path: the copy inside the workspace, once stored.
         prompt_kind: for generated images, the prompt they were made from.
+        converted: how the file was changed before sending (None: sent byte for byte).
     """
 
     index: int
@@ -47,6 +63,7 @@ class SourceImage:
     image_id: str | None = None
     input_path: str | None = None
     prompt_kind: PromptKind | None = None
+    converted: str | None = None
 
 
 @dataclass(frozen=True)
@@ -57,6 +74,18 @@ class ImageSet:
     missing: tuple[int, ...] = ()
     unreadable: dict[int, str] = field(default_factory=dict)
     source: str = ""
+    strays: tuple[str, ...] = ()
+
+    def stray_message(self) -> str:
+        """One line naming the image files that are no image of the catalogue (or "")."""
+        if not self.strays:
+            return ""
+        shown = ", ".join(repr(name) for name in self.strays[:5])
+        more = f" and {len(self.strays) - 5} more" if len(self.strays) > 5 else ""
+        return (
+            f"{len(self.strays)} file(s) in {self.source} are not images of the catalogue "
+            f"(not <index>.jpg|png with a plain number): {shown}{more}; they are left out"
+        )
 
     @property
     def problems(self) -> int:
@@ -106,6 +135,25 @@ def check_image(data: bytes) -> str | None:
     return None
 
 
+def upright(data: bytes) -> tuple[bytes, str | None]:
+    """An image file as a viewer shows it, and what was done (None: the file is unchanged).
+
+    A file whose EXIF orientation turns or mirrors it becomes a PNG of the turned pixels
+    (lossless; the EXIF goes with the turn); any other file is returned as it is.
+    """
+    from PIL import Image, ImageOps
+
+    with Image.open(io.BytesIO(data)) as image:
+        orientation = image.getexif().get(_ORIENTATION, 1)
+        if orientation not in range(2, 9):
+            return data, None
+        turned = ImageOps.exif_transpose(image)
+    clean = Image.frombytes(turned.mode, turned.size, turned.tobytes())  # no metadata
+    buffer = io.BytesIO()
+    clean.save(buffer, format="PNG")
+    return buffer.getvalue(), f"EXIF orientation {orientation} applied; sent as PNG"
+
+
 def folder_images(folder: Path, indices: Collection[int]) -> ImageSet:
     """MMVP images in a folder: ``<index>.jpg|jpeg|png|webp``, or ``MMVP Images/`` inside it.
 
@@ -119,9 +167,14 @@ def folder_images(folder: Path, indices: Collection[int]) -> ImageSet:
         )
     root = folder / SNAPSHOT_FOLDER if (folder / SNAPSHOT_FOLDER).is_dir() else folder
     found: dict[int, Path] = {}
-    for path in sorted(root.iterdir(), key=lambda p: _suffix_rank(p.suffix)):
-        if path.suffix.lower() in IMAGE_SUFFIXES and path.stem.isdigit():
+    strays: list[str] = []
+    for path in sorted(root.iterdir(), key=lambda p: (_suffix_rank(p.suffix), p.name)):
+        if path.suffix.lower() not in IMAGE_SUFFIXES:
+            continue
+        if _INDEX_NAME.fullmatch(path.stem):
             found.setdefault(int(path.stem), path)
+        else:
+            strays.append(path.name)
     images: list[SourceImage] = []
     unreadable: dict[int, str] = {}
     for index in sorted(indices):
@@ -129,18 +182,22 @@ def folder_images(folder: Path, indices: Collection[int]) -> ImageSet:
         if file is None:
             continue
         try:
-            data = file.read_bytes()
+            data = read_image_file(file)
+        except UnreadableFile as err:
+            unreadable[index] = f"{file.name}: {err}"
+            continue
         except OSError as err:
-            unreadable[index] = err.strerror or str(err)
+            unreadable[index] = f"{file.name}: {err.strerror or err}"
             continue
         problem = check_image(data)
         if problem:
             unreadable[index] = f"{file.name}: {problem}"
             continue
+        data, converted = upright(data)
         encoded = EncodedImage.from_bytes(data, filename=file.name)
-        images.append(SourceImage(index, MMVP_IMAGE_KEY, encoded, str(file)))
+        images.append(SourceImage(index, MMVP_IMAGE_KEY, encoded, str(file), converted=converted))
     missing = tuple(i for i in sorted(indices) if i not in found)
-    return ImageSet(tuple(images), missing, unreadable, source=str(root))
+    return ImageSet(tuple(images), missing, unreadable, str(root), tuple(sorted(strays)))
 
 
 def _suffix_rank(suffix: str) -> int:
@@ -193,13 +250,19 @@ def hf_dataset_images(name: str, indices: Collection[int], *, split: str = "trai
         if index not in wanted or index in seen:
             continue
         seen.add(index)
-        data = cell.get("bytes") or Path(cell["path"]).read_bytes()
+        try:
+            data = cell.get("bytes") or read_image_file(Path(cell["path"]))
+        except (UnreadableFile, OSError) as err:
+            unreadable[index] = f"{cell.get('path')}: {err}"
+            continue
         problem = check_image(data)
         if problem:
             unreadable[index] = problem
             continue
         origin = f"{name}:{cell.get('path')}"
-        images.append(SourceImage(index, MMVP_IMAGE_KEY, EncodedImage.from_bytes(data), origin))
+        data, converted = upright(data)
+        encoded = EncodedImage.from_bytes(data)
+        images.append(SourceImage(index, MMVP_IMAGE_KEY, encoded, origin, converted=converted))
     missing = tuple(sorted(wanted - seen))
     images.sort(key=lambda s: s.index)
     return ImageSet(tuple(images), missing, unreadable, source=f"dataset {name}")
@@ -227,7 +290,10 @@ def generated_images(
         if record.status != "ok" or record.path is None:
             continue
         try:
-            data = store.path(record.path).read_bytes()
+            data = read_image_file(store.path(record.path))
+        except UnreadableFile as err:
+            unreadable[record.question_index] = f"{record.path}: {err}"
+            continue
         except OSError as err:
             unreadable[record.question_index] = f"{record.path}: {err.strerror or err}"
             continue

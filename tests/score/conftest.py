@@ -8,6 +8,7 @@ import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from PIL import Image
@@ -23,6 +24,9 @@ from amvicc.store import (
     new_id,
 )
 from tests.ladder_workspace import HEDGED_COUNT, SECRET_LADDER_VLM, add_ladder_run
+
+if TYPE_CHECKING:
+    from amvicc.score.server import ScoringServer
 
 SECRET_MODEL = "secret-model-xyz"
 SECRET_VLM = "secret-vlm-abc"
@@ -193,3 +197,19 @@ class Build:
 @pytest.fixture
 def build() -> type[Build]:
     return Build
+
+
+@pytest.fixture
+def login_server(workspace: Workspace, catalogue: Catalogue) -> Iterator[ScoringServer]:
+    """The scoring app on the fixture workspace, with two logins (alice, bob)."""
+    from amvicc.score.desk import ScoringDesk
+    from amvicc.score.server import serve
+
+    running = serve(
+        ScoringDesk(workspace.store, catalogue),
+        port=free_port(),
+        auth=[("alice", "pw-a"), ("bob", "pw-b")],
+        quiet=True,
+    )
+    yield running
+    running.close()
