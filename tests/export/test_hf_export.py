@@ -250,7 +250,9 @@ def test_nothing_half_written_and_other_folders_left_alone(
     assert export(study, mine) == 2
     assert "holding other files" in capsys.readouterr().err
     assert export(study, study["workspace"] / "images" / "hf") == 2
-    assert "inside the workspace's own files" in capsys.readouterr().err
+    assert "never writes over a workspace's own files" in capsys.readouterr().err
+    assert export(study, study["workspace"]) == 2  # the workspace folder itself
+    assert "is the workspace" in capsys.readouterr().err
 
 
 def test_push_to_hub_without_network_fails_in_one_line_with_the_folder_complete(
