@@ -169,7 +169,7 @@ def extras_named(folder: Path, workspace: Path, images: Path, server_url: str) -
     )
     hf = "hf:llava-hf/llava-1.5-7b-hf"
     names_extra(f"answer --model {hf}", "local", workspace, "answer", "--model", hf, *mmvp)
-    names_extra("score (serve)", "score", workspace, "score", "--port", "0", *store)
+    names_extra("score (serve)", "score", workspace, "score", "--port", "7861", *store)
     names_extra(
         "judge --method ocr",
         "ocr",

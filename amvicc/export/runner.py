@@ -22,6 +22,7 @@ from amvicc.errors import UserError
 from amvicc.export.card import dataset_card
 from amvicc.export.options import TABLES, DatasetExportOptions, DatasetExportSummary
 from amvicc.export.tables import StudyTables, mask, study_tables
+from amvicc.extras import require_extra
 from amvicc.files import check_output
 from amvicc.store import Store
 
@@ -94,13 +95,9 @@ def run_dataset_export(
 
 
 def _datasets() -> Any:
-    try:
-        import datasets
-    except ImportError:
-        raise UserError(
-            "amvicc export --format hf needs the datasets library: "
-            "pip install 'amvicc[hf-datasets]'"
-        ) from None
+    require_extra("hf-datasets", "amvicc export --format hf writes the dataset with `datasets`")
+    import datasets
+
     return datasets
 
 

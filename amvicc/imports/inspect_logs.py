@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from amvicc.catalogue import Catalogue
 from amvicc.errors import UserError
+from amvicc.extras import require_extra
 from amvicc.imports.checks import answer_note, integer, prompt_notes
 from amvicc.imports.formats import Problems, catalogue_question
 from amvicc.imports.records import ImportedReply, SourceRecord
@@ -41,12 +42,9 @@ def read_inspect_log(
     Raises:
         UserError: inspect-ai is not installed, or the file is not an Inspect log.
     """
-    try:
-        from inspect_ai.log import read_eval_log
-    except ImportError:
-        raise UserError(
-            f"reading the Inspect log {path.name} needs inspect-ai: pip install 'amvicc[inspect]'"
-        ) from None
+    require_extra("inspect", f"reading the Inspect log {path.name} needs inspect-ai")
+    from inspect_ai.log import read_eval_log
+
     try:
         log = read_eval_log(str(path), resolve_attachments="core", exclude_fields={"events"})
     except Exception as err:  # a third-party reader of an untrusted file: any failure is one line

@@ -326,10 +326,13 @@ def test_without_inspect_ai_the_import_names_the_extra(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     log = run_task(tmp_path, mock_model(), images=mmvp_images, limit=1)
-    monkeypatch.setitem(sys.modules, "inspect_ai.log", None)  # import fails as if not installed
+    for module in [m for m in sys.modules if m.split(".")[0] == "inspect_ai"]:
+        monkeypatch.delitem(sys.modules, module)
+    monkeypatch.setitem(sys.modules, "inspect_ai", None)  # import fails as if not installed
     assert import_log(log, tmp_path / "ws") == 2
     err = capsys.readouterr().err.strip()
-    assert err.endswith("needs inspect-ai: pip install 'amvicc[inspect]'")
+    assert "needs inspect-ai: pip install 'amvicc[inspect]' (not installed: inspect_ai)" in err
+    assert len(err.splitlines()) == 1
 
 
 def test_amvicc_never_imports_inspect_ai_itself() -> None:
