@@ -184,6 +184,8 @@ def load_entries(
 ) -> list[ModelEntry]:
     """The models in the workspace (image models first), optionally only those matching.
 
+    A workspace without generate, import or answer runs has none.
+
     Args:
         store: the workspace.
         patterns: model names or glob patterns (``openai:*``); each must match a model.
@@ -193,10 +195,7 @@ def load_entries(
     """
     runs = store.runs_frame(stages=(*IGM_STAGES, *VLM_STAGES))
     if runs.empty:
-        raise UserError(
-            f"nothing to report in {store.root}: it has no generate, import or answer runs; "
-            "run `amvicc generate`, `amvicc answer` or `amvicc import-grades` first"
-        )
+        return []
     runs["modality"] = np.where(runs["stage"].isin(VLM_STAGES), "vlm", "igm")
     runs["condition"] = runs["condition"].fillna("").astype(str)
     entries: list[ModelEntry] = []

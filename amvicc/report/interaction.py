@@ -30,10 +30,11 @@ import pandas as pd
 
 from amvicc.catalogue import LabelPolicy, Question, load_catalogue
 from amvicc.report.entries import ModelEntry
-from amvicc.report.items import MMVP_IMAGE_KEY, Items, answer_values, category_sort_key, roles
+from amvicc.report.items import MMVP_IMAGE_KEY, Items, category_sort_key
 from amvicc.report.metrics import ALL, METRIC_COLUMNS
 from amvicc.report.options import ReportOptions
 from amvicc.report.paired import difference_interval, ratio_interval
+from amvicc.report.verdicts import answer_values, roles
 from amvicc.store import Store
 
 ARM_ORDER = ("assertion", "consensus", "peers", "control")

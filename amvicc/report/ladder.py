@@ -34,10 +34,10 @@ import pandas as pd
 
 from amvicc.catalogue import parse_categories
 from amvicc.ladder import LADDER_LEVELS, LadderQuestion
-from amvicc.report.analyses import ROW_COLUMNS
 from amvicc.report.entries import recorded_catalogue_name
 from amvicc.report.metrics import ALL
 from amvicc.report.options import ReportOptions
+from amvicc.report.rows import ROW_COLUMNS
 from amvicc.store import Store
 from amvicc.vlm.replies import final_verdict
 
@@ -87,9 +87,17 @@ class LadderTables:
         return not self.entries
 
 
-def ladder_tables(store: Store, options: ReportOptions) -> LadderTables:
-    """Read every ladder run of the selected models and count it (see the module docstring)."""
-    entries = _entries(store, options.models)
+def ladder_tables(
+    store: Store, options: ReportOptions, *, smoke: bool | None = None
+) -> LadderTables:
+    """Read every ladder run of the selected models and count it (see the module docstring).
+
+    Args:
+        store: the workspace.
+        options: the selection (``--models``, ``--categories``) and how to count.
+        smoke: only the smoke-test models' ladders (True) or only the real ones' (False).
+    """
+    entries = [e for e in _entries(store, options.models) if smoke is None or e.smoke == smoke]
     if not entries:
         return LadderTables()
     rows: list[dict[str, Any]] = []
