@@ -21,7 +21,6 @@ import base64
 import io
 import json
 import os
-from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -218,9 +217,18 @@ def _verdicts(items: Items, first: pd.DataFrame) -> tuple[list[str], dict[str, s
     if verdicts.empty:
         return [], {}
     source_codes, sources = pd.factorize(verdicts["source"], sort=True)
-    text = pd.Series(source_codes.astype(str), index=verdicts.index) + ":" + verdicts["value"]
-    joined = text.groupby(verdicts["subject_id"].to_numpy(), sort=False).agg(" ".join)
-    return [str(s) for s in sources], joined.to_dict()
+    subject_codes, unique = pd.factorize(verdicts["subject_id"])
+    subjects = np.asarray(unique, dtype=object)
+    order = np.argsort(subject_codes, kind="stable")
+    values = verdicts["value"].to_numpy(dtype=object)[order]
+    texts = [f"{s}:{v}" for s, v in zip(source_codes[order].tolist(), values, strict=True)]
+    ordered = subject_codes[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]).tolist()
+    ends = [*starts[1:], len(texts)]
+    return [str(s) for s in sources], {
+        subjects[ordered[start]]: " ".join(texts[start:end])
+        for start, end in zip(starts, ends, strict=True)
+    }
 
 
 def _cells(
@@ -234,7 +242,7 @@ def _cells(
     answers = first["modality"].to_numpy(dtype=object) == "vlm"
     subjects = first["subject_id"].to_numpy(dtype=object)
     replies = store.responses_by_id([s for s in subjects[answers] if s])
-    paths = _image_paths(store, [s for s in subjects[~answers] if s])
+    paths = store.image_paths([s for s in subjects[~answers] if s])
     values = first["value"].to_numpy(dtype=object)
     for label, index, kind, subject, code, value, vlm in zip(
         first["label"].to_numpy(dtype=object),
@@ -260,15 +268,6 @@ def _cells(
             [str(kind), str(code), thumbs.add(paths.get(subject)), verdicts.get(subject, "")]
         )
     return cells
-
-
-def _image_paths(store: Store, image_ids: Sequence[str]) -> dict[str, str]:
-    """The workspace file of each of these images that has one."""
-    return {
-        image_id: record.path
-        for image_id, record in store.images_by_id(image_ids).items()
-        if record.path
-    }
 
 
 def _cut(text: str | None) -> str | None:

@@ -216,8 +216,6 @@ def audit_error_table(
     Returns:
         Columns ``label, stage, sampled, audited, errors, rate, ci_low, ci_high``.
     """
-    from statsmodels.stats.proportion import proportion_confint
-
     columns = ["label", "stage", "sampled", "audited", "errors", "rate", "ci_low", "ci_high"]
     vlm = _vlm_items(items)
     subjects = vlm.set_index("subject_id")["label"]
@@ -236,6 +234,9 @@ def audit_error_table(
         verdicts = pd.concat([verdicts, ladder_verdicts], ignore_index=True)
     if not sample:
         return pd.DataFrame(columns=columns)
+    # statsmodels imports scipy.stats: a good half second, only when there is a sample.
+    from statsmodels.stats.proportion import proportion_confint
+
     decided = verdicts[verdicts["value"].isin(DECIDED_ANSWERS)]
     role = roles(decided)
     human = resolve_votes(

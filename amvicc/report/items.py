@@ -391,7 +391,7 @@ def source_answer_items(items: Items, source: str) -> pd.DataFrame:
 
 def category_sort_key(codes: pd.Series) -> pd.Series:
     """Sort categories in AMVICC's order, with ``all`` last."""
-    return codes.map(lambda code: CATEGORY_ORDER.get(code, len(CATEGORY_ORDER)))
+    return codes.map(CATEGORY_ORDER).fillna(len(CATEGORY_ORDER)).astype("int64")
 
 
 def plain_only(items: Items) -> Items:

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -47,53 +48,35 @@ def rater_agreement(items: Items) -> pd.DataFrame:
     verdicts = pd.concat([items.image_verdicts, items.response_verdicts], ignore_index=True)
     human = verdicts[(roles(verdicts) == "rater") & (verdicts["value"] != "undecided")]
     subjects = _subjects(items)
-    entry_of = human["subject_id"].map(subjects.set_index("subject_id")["entry"])
-    human = human[entry_of.notna()].assign(entry=entry_of[entry_of.notna()])
+    position = pd.Index(subjects["subject_id"]).get_indexer(human["subject_id"])
+    human = human[position >= 0]
     if human.empty:
         return pd.DataFrame(columns=columns)
     labels = sorted(human["value"].unique())
     size = len(labels)
     # One row per subject (each belongs to one model), one column per rater, the label's
     # code or NaN: a numpy matrix filled by position, as a pandas pivot of 360,000 string
-    # keys takes seconds.
+    # keys takes seconds; each model's subjects are one block of rows.
     subject_codes, subject_ids = pd.factorize(human["subject_id"])
     rater_codes, rater_names = pd.factorize(human["source"])
     matrix = np.full((len(subject_ids), len(rater_names)), np.nan)
     matrix[subject_codes, rater_codes] = pd.Categorical(human["value"], categories=labels).codes
-    entries = pd.Series(human["entry"].to_numpy(dtype=object)).groupby(subject_codes).first()
-    wide = pd.DataFrame(
-        matrix,
-        index=pd.MultiIndex.from_arrays(
-            [entries.to_numpy(dtype=object), np.asarray(subject_ids, dtype=object)],
-            names=["entry", "subject_id"],
-        ),
-        columns=[str(r) for r in rater_names],
-    )
+    entry_of = np.empty(len(subject_ids), dtype=object)
+    entry_of[subject_codes] = subjects["entry"].to_numpy(dtype=object)[position[position >= 0]]
+    entry_codes, entry_keys = pd.factorize(entry_of)  # models in the order first met
+    order = np.argsort(entry_codes, kind="stable")
+    ends = np.cumsum(np.bincount(entry_codes, minlength=len(entry_keys)))
+    starts = np.r_[0, ends[:-1]]
     names = {e.key: (e.label, e.modality) for e in items.entries}
     rows = []
-    for entry, block in wide.groupby(level="entry", sort=False):
+    for group, entry in enumerate(entry_keys):
         label, modality = names[str(entry)]
-        block = block.dropna(axis=1, how="all")
-        raters = sorted(block.columns)
-        codes = {r: block[r].to_numpy() for r in raters}
-        for first, second in itertools.combinations(raters, 2):
-            both = ~np.isnan(codes[first]) & ~np.isnan(codes[second])
-            if not both.any():
-                continue
-            pairs = codes[first][both].astype("int64") * size + codes[second][both]
-            table = np.bincount(pairs.astype("int64"), minlength=size * size).reshape(size, size)
-            rows.append(
-                {
-                    "label": label,
-                    "modality": modality,
-                    "statistic": "Cohen's κ",
-                    "raters": f"{first} vs {second}",
-                    "items": int(both.sum()),
-                    "percent": float(np.trace(table) / both.sum()),
-                    "kappa": cohen_kappa_from_table(table),
-                }
-            )
-        complete = block[raters].dropna().to_numpy().astype("int64")
+        block = matrix[order[starts[group] : ends[group]]]
+        rated = np.flatnonzero(~np.isnan(block).all(axis=0))
+        raters = sorted((str(rater_names[j]), int(j)) for j in rated)
+        rows += _pairwise(block, raters, size, label, modality)
+        complete = block[:, [j for _, j in raters]]
+        complete = complete[~np.isnan(complete).any(axis=1)].astype("int64")
         if len(raters) >= 3 and len(complete):
             counts = np.stack([(complete == code).sum(axis=1) for code in range(size)], axis=1)
             rows.append(
@@ -101,13 +84,38 @@ def rater_agreement(items: Items) -> pd.DataFrame:
                     "label": label,
                     "modality": modality,
                     "statistic": "Fleiss' κ",
-                    "raters": ", ".join(raters),
+                    "raters": ", ".join(name for name, _ in raters),
                     "items": len(complete),
                     "percent": float((counts.max(axis=1) == len(raters)).mean()),
                     "kappa": fleiss_kappa_from_counts(counts),
                 }
             )
     return pd.DataFrame(rows, columns=columns)
+
+
+def _pairwise(
+    block: np.ndarray[Any, Any], raters: list[tuple[str, int]], size: int, label: str, modality: str
+) -> list[dict[str, Any]]:
+    """Percent agreement and Cohen's κ of every two raters of one model's subjects."""
+    rows = []
+    for (first, a), (second, b) in itertools.combinations(raters, 2):
+        both = ~np.isnan(block[:, a]) & ~np.isnan(block[:, b])
+        if not both.any():
+            continue
+        pairs = block[both, a].astype("int64") * size + block[both, b]
+        table = np.bincount(pairs.astype("int64"), minlength=size * size).reshape(size, size)
+        rows.append(
+            {
+                "label": label,
+                "modality": modality,
+                "statistic": "Cohen's κ",
+                "raters": f"{first} vs {second}",
+                "items": int(both.sum()),
+                "percent": float(np.trace(table) / both.sum()),
+                "kappa": cohen_kappa_from_table(table),
+            }
+        )
+    return rows
 
 
 def judge_agreement_table(items: Items) -> pd.DataFrame:

@@ -129,15 +129,21 @@ def self_preference_table(
         acceptance rates (own − others) and its interval on both.
     """
     models = {e.label: e.model for e in items.entries if e.modality == "vlm"}
-    if graders.empty or human not in graders.columns:
+    judges = {
+        str(column): maker
+        for column in graders.columns
+        if (model := judge_model(str(column))) and (maker := provider(model))
+    }
+    if graders.empty or human not in graders.columns or not judges:
         return pd.DataFrame(columns=SELF_PREFERENCE_COLUMNS)
-    makers = graders["label"].map(lambda label: provider(models.get(str(label), str(label))))
+    labels = {str(label) for label in graders["label"].unique()}
+    makers = (
+        graders["label"]
+        .astype(str)
+        .map({label: provider(models.get(label, label)) for label in labels})
+    )
     rows: list[dict[str, Any]] = []
-    for column in graders.columns:
-        model = judge_model(str(column))
-        maker = provider(model) if model else None
-        if maker is None:
-            continue
+    for column, maker in judges.items():
         judged = graders[column].notna() & makers.notna()
         own = judged & (makers == maker)
         others = judged & (makers != maker)
