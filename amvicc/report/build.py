@@ -23,7 +23,6 @@ from amvicc import __version__
 from amvicc.catalogue import Catalogue
 from amvicc.report.items import (
     Items,
-    Selection,
     collect_items,
     decide_items,
     nothing_to_report,
@@ -212,9 +211,28 @@ def prepare(store: Store, options: ReportOptions, clock: Clock) -> tuple[Part, P
             else None
         )
     resampler = Resampler(options.bootstrap, options.seed, options.confidence)
+    parts: tuple[Items | None, Items | None] = (None, None)
+    if everything is not None:
+        with clock.timed("items"):
+            smoke_keys = {e.key for e in everything.entries if e.smoke}
+            parts = everything.split(smoke_keys, _smoke_judges(store, everything))
     real, smoke = (
-        _part(store, options, selection, everything, smoke=kind, resampler=resampler, clock=clock)
-        for kind in (False, True)
+        Part(
+            store,
+            options,
+            smoke=kind,
+            catalogue=selection.catalogue,
+            catalogue_name=selection.name,
+            items=None if items is None else replace(items, elsewhere=elsewhere),
+            elsewhere=elsewhere,
+            resampler=resampler,
+            clock=clock,
+            sections=SECTION_BY_KEY,
+        )
+        for kind, items, elsewhere in (
+            (kind, parts[kind], tuple(e for e in selection.elsewhere if e.smoke == kind))
+            for kind in (False, True)
+        )
     )
     real.selection_order = tuple(e.key for e in selection.entries)
     if smoke.items is not None or smoke.elsewhere or _smoke_ladder(store):
@@ -224,39 +242,6 @@ def prepare(store: Store, options: ReportOptions, clock: Clock) -> tuple[Part, P
 
 def _smoke_ladder(store: Store) -> bool:
     return any(run.smoke for run in store.runs(stage="ladder"))
-
-
-def _part(
-    store: Store,
-    options: ReportOptions,
-    selection: Selection,
-    everything: Items | None,
-    *,
-    smoke: bool,
-    resampler: Resampler,
-    clock: Clock,
-) -> Part:
-    """The real or the smoke-test models' part of the report."""
-    elsewhere = tuple(e for e in selection.elsewhere if e.smoke == smoke)
-    items = None
-    if everything is not None:
-        keys = {e.key for e in everything.entries if e.smoke == smoke}
-        if keys:
-            with clock.timed("items"):
-                dropped = set() if smoke else _smoke_judges(store, everything)
-                items = everything.only(keys, elsewhere, dropped)
-    return Part(
-        store,
-        options,
-        smoke=smoke,
-        catalogue=selection.catalogue,
-        catalogue_name=selection.name,
-        items=items,
-        elsewhere=elsewhere,
-        resampler=resampler,
-        clock=clock,
-        sections=SECTION_BY_KEY,
-    )
 
 
 def _smoke_judges(store: Store, items: Items) -> set[str]:

@@ -123,36 +123,53 @@ class Items:
         blank_cells(frame, {e.key for e in self.entries if e.imported})
         return replace(self, frame=frame, basis=basis)
 
-    def only(
-        self, keys: set[str], elsewhere: tuple[ModelEntry, ...], drop_sources: set[str]
-    ) -> Items:
-        """The items of the entries in ``keys``, with their verdicts only.
+    def split(
+        self, smoke_keys: set[str], drop_sources: set[str]
+    ) -> tuple[Items | None, Items | None]:
+        """The items of the real models and of the smoke-test models (in ``smoke_keys``).
 
-        Args:
-            keys: the configuration keys kept.
-            elsewhere: the entries on other catalogues that go with them.
-            drop_sources: verdict sources left out (a smoke-test model's verdicts on real
-                models' items mean nothing).
+        Each part has its entries, its rows and the verdicts on its subjects only (one
+        membership test per verdict table, shared by both parts); the real part also loses
+        the verdicts of ``drop_sources`` (a smoke-test model's verdicts on real models'
+        items mean nothing). A part without entries is None.
         """
-        frame = self.frame
-        if len(keys) < len(self.entries):
-            frame = frame[frame["entry"].isin(keys)]
-        subjects = pd.Index(frame["subject_id"])
-
-        def kept(verdicts: pd.DataFrame) -> pd.DataFrame:
-            rows = verdicts["subject_id"].isin(subjects) if len(keys) < len(self.entries) else True
-            if drop_sources:
-                rows = rows & ~verdicts["source"].isin(drop_sources)
-            return verdicts if rows is True else verdicts[rows]
-
-        return replace(
-            self,
-            entries=tuple(e for e in self.entries if e.key in keys),
-            frame=frame,
-            image_verdicts=kept(self.image_verdicts),
-            response_verdicts=kept(self.response_verdicts),
-            elsewhere=elsewhere,
-        )
+        if not smoke_keys and not drop_sources:
+            return self, None
+        if smoke_keys >= {e.key for e in self.entries}:
+            return None, self
+        smoke_rows = self.frame["entry"].isin(smoke_keys)
+        smoke_subjects = pd.Index(self.frame.loc[smoke_rows, "subject_id"])
+        masks = [
+            verdicts["subject_id"].isin(smoke_subjects).to_numpy()
+            for verdicts in (self.image_verdicts, self.response_verdicts)
+        ]
+        dropped = [
+            verdicts["source"].isin(drop_sources).to_numpy()
+            for verdicts in (self.image_verdicts, self.response_verdicts)
+        ]
+        parts: list[Items | None] = []
+        for smoke in (False, True):
+            entries = tuple(e for e in self.entries if (e.key in smoke_keys) == smoke)
+            if not entries:
+                parts.append(None)
+                continue
+            rows = smoke_rows if smoke else ~smoke_rows
+            image, response = (
+                verdicts[mask if smoke else ~mask & ~drop]
+                for verdicts, mask, drop in zip(
+                    (self.image_verdicts, self.response_verdicts), masks, dropped, strict=True
+                )
+            )
+            parts.append(
+                replace(
+                    self,
+                    entries=entries,
+                    frame=self.frame[rows.to_numpy()],
+                    image_verdicts=image,
+                    response_verdicts=response,
+                )
+            )
+        return parts[0], parts[1]
 
 
 @dataclass(frozen=True)

@@ -146,9 +146,11 @@ def judge_agreement_table(items: Items) -> pd.DataFrame:
         "fn",
     ]
     verdicts = items.image_verdicts
+    judged = verdicts[(roles(verdicts) == "judge") & (verdicts["value"] != "undecided")]
+    if judged.empty:  # no automatic judge: nothing to resolve the human verdicts for
+        return pd.DataFrame(columns=columns)
     resolved = image_values(verdicts, HUMAN_VERDICTS)["value"].dropna()
     human = pd.DataFrame({"subject_id": resolved.index, "human": resolved.to_numpy()})
-    judged = verdicts[(roles(verdicts) == "judge") & (verdicts["value"] != "undecided")]
     judged = judged.assign(
         judge=judged["source"],
         said=np.where(judged["value"] == "correct", "correct", "incorrect"),

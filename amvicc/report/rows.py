@@ -132,4 +132,5 @@ def _formatted(column: pd.Series, pattern: str) -> list[str]:
     # na_value: nullable counts (pd.NA) become NaN on every pandas the floor allows.
     values = pd.to_numeric(column, errors="coerce").to_numpy(dtype="float64", na_value=np.nan)
     text = pattern.format
-    return ["" if value != value else text(value) for value in values.tolist()]
+    empty = np.isnan(values).tolist()
+    return ["" if gap else text(value) for value, gap in zip(values.tolist(), empty, strict=True)]

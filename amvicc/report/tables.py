@@ -16,7 +16,7 @@ import pandas as pd
 
 from amvicc.report.metrics import ALL, IGM_METRICS, SHORT_NAMES, VLM_METRICS, threshold
 from amvicc.report.options import ReportOptions
-from amvicc.report.values import DASH, missing, number
+from amvicc.report.values import DASH, missing, number, records
 
 if TYPE_CHECKING:
     from amvicc.report.section import Page
@@ -94,9 +94,7 @@ def metric_tables(
         part = metrics[(metrics["modality"] == modality) & (smoke_column == smoke)]
         if part.empty:
             continue
-        cells = {
-            (r["entry"], r["metric"], r["category"]): r for r in part.to_dict(orient="records")
-        }
+        cells = {(r["entry"], r["metric"], r["category"]): r for r in records(part, drop=())}
         rows = []
         for entry in dict.fromkeys(part["entry"]):
             first = part[part["entry"] == entry].iloc[0]

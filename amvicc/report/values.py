@@ -70,6 +70,8 @@ def _json_column(column: pd.Series) -> list[Any]:
         for position in np.flatnonzero(odd).tolist():
             out[position] = json_value(values[position])
         return out
+    if isinstance(dtype, pd.StringDtype):
+        return list(column.to_numpy(dtype=object, na_value=None).tolist())
     return [json_value(v) for v in column.tolist()]
 
 

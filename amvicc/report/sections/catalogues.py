@@ -56,7 +56,7 @@ def _document(catalogues: Catalogues) -> dict[str, Any]:
 
 def _side_by_side_lines(mine: pd.DataFrame, columns: list[str], page: Page) -> list[dict[str, Any]]:
     """One model's lines: per metric, its accuracy on each catalogue, then the differences."""
-    cells = {(r["metric"], r["catalogue"], r["category"]): r for r in mine.to_dict("records")}
+    cells = {(r["metric"], r["catalogue"], r["category"]): r for r in records(mine, drop=())}
     lines: list[dict[str, Any]] = []
     for metric in dict.fromkeys(mine["metric"]):
         rows = mine[mine["metric"] == metric]

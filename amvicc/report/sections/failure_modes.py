@@ -36,7 +36,7 @@ def _view(failures: pd.DataFrame, page: Page) -> dict[str, Any]:
             continue
         failing = failures[failures["modality"] == modality]
         cells: dict[tuple[str, str], list[dict[str, Any]]] = {}
-        for row in failing.to_dict(orient="records"):
+        for row in records(failing, drop=()):
             cells.setdefault((row["entry"], row["category"]), []).append(row)
         rows = []
         for entry in dict.fromkeys(mine["entry"]):

@@ -17,7 +17,7 @@ from amvicc.catalogue import CATEGORY_BY_CODE
 from amvicc.report.metrics import ALL, SHORT_NAMES, plain
 from amvicc.report.section import Page, Part, Section
 from amvicc.report.tables import MODALITY_TITLES, SMOKE_TITLES, failing, interval
-from amvicc.report.values import missing, number, p_value, percent
+from amvicc.report.values import missing, number, p_value, percent, records
 
 #: The symbol that marks a failure mode wherever colour marks it too.
 FAIL_MARK = "▼"
@@ -61,7 +61,7 @@ def _matrix(metrics: pd.DataFrame, modality: str, page: Page) -> dict[str, Any] 
     if mine.empty:
         return None
     columns = [*page.part.categories, ALL]
-    cells = {(r["entry"], r["metric"], r["category"]): r for r in mine.to_dict("records")}
+    cells = {(r["entry"], r["metric"], r["category"]): r for r in records(mine, drop=())}
     rows = []
     for entry in dict.fromkeys(mine["entry"]):
         first = mine[mine["entry"] == entry].iloc[0]

@@ -86,7 +86,7 @@ def _interaction_tables(interaction: Interaction, page: Page) -> list[dict[str, 
     columns = [*page.part.categories, ALL]
     tables = []
     for (label, challenged), part in metrics.groupby(["label", "challenged_run"], sort=False):
-        cells = {(r["entry"], r["metric"], r["category"]): r for r in part.to_dict("records")}
+        cells = {(r["entry"], r["metric"], r["category"]): r for r in records(part, drop=())}
         rows = []
         for entry in dict.fromkeys(part["entry"]):
             mine = part[part["entry"] == entry]
@@ -116,7 +116,7 @@ def _interaction_tables(interaction: Interaction, page: Page) -> list[dict[str, 
                 "rows": rows,
                 "counts": [
                     {k: json_value(v) for k, v in row.items()}
-                    for row in mine_counts.to_dict("records")
+                    for row in records(mine_counts, drop=())
                 ],
                 "arms": [a for a in ARM_ORDER if a in set(part["condition"])],
             }
@@ -125,7 +125,7 @@ def _interaction_tables(interaction: Interaction, page: Page) -> list[dict[str, 
 
 
 def _robustness_rows(part: pd.DataFrame, columns: list[str], level: int) -> list[dict[str, Any]]:
-    cells = {(r["condition"], r["metric"], r["category"]): r for r in part.to_dict("records")}
+    cells = {(r["condition"], r["metric"], r["category"]): r for r in records(part, drop=())}
     rows = []
     for condition in dict.fromkeys(part["condition"]):
         for metric in ("individual", "pair"):

@@ -15,7 +15,7 @@ from amvicc.ladder import LADDER_LEVELS, LEVEL_NAMES
 from amvicc.report.ladder import LadderTables, ladder_rows, ladder_tables
 from amvicc.report.metrics import ALL
 from amvicc.report.section import Page, Part, Section
-from amvicc.report.values import records
+from amvicc.report.values import DASH, missing, records
 
 
 def _compute(part: Part) -> LadderTables:
@@ -43,13 +43,13 @@ def _document(tables: LadderTables) -> dict[str, Any]:
     }
 
 
-def _percent(value: float) -> str:
-    return "–" if value != value else f"{100 * value:.1f}"
+def _percent(value: float | None) -> str:
+    return DASH if missing(value) else f"{100 * float(value):.1f}"
 
 
 def _rows(tables: LadderTables, label: str, columns: list[str], page: Page) -> list[dict[str, Any]]:
     levels = tables.levels[tables.levels["entry"] == label]
-    cells = {(int(r["level"]), r["category"]): r for r in levels.to_dict("records")}
+    cells = {(int(r["level"]), r["category"]): r for r in records(levels, drop=())}
     rows = []
     for level in LADDER_LEVELS:
         overall = cells.get((level, ALL))
@@ -59,7 +59,7 @@ def _rows(tables: LadderTables, label: str, columns: list[str], page: Page) -> l
         for category in columns:
             cell = cells.get((level, category))
             if cell is None:
-                row_cells.append({"text": "–", "title": ""})
+                row_cells.append({"text": DASH, "title": ""})
                 continue
             row_cells.append(
                 {
@@ -75,7 +75,9 @@ def _rows(tables: LadderTables, label: str, columns: list[str], page: Page) -> l
                 "cells": row_cells,
                 "baseline": _percent(overall["baseline"]),
                 "missing": int(overall["missing"]),
-                "ci": "" if low != low else f"{page.level}% CI [{100 * low:.1f}, {100 * high:.1f}]",
+                "ci": ""
+                if missing(low)
+                else f"{page.level}% CI [{100 * low:.1f}, {100 * high:.1f}]",
             }
         )
     return rows
@@ -107,7 +109,7 @@ def _view(tables: LadderTables, page: Page) -> dict[str, Any]:
                         "count": int(row["count"]),
                         "share": _percent(row["share"]),
                     }
-                    for row in chains.to_dict("records")
+                    for row in records(chains, drop=())
                 ],
                 "chain_total": int(chains["count"].sum()),
             }
