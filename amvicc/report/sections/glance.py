@@ -85,7 +85,8 @@ def _matrix(metrics: pd.DataFrame, modality: str, page: Page) -> dict[str, Any] 
         "modality": modality,
         "title": (SMOKE_TITLES if page.smoke else MODALITY_TITLES)[modality],
         "columns": [
-            (c, CATEGORY_BY_CODE[c].name if c in CATEGORY_BY_CODE else "all") for c in columns
+            (c, CATEGORY_BY_CODE[c].name if c in CATEGORY_BY_CODE else "all categories")
+            for c in columns
         ],
         "rows": rows,
         "lines": len(LINES[modality]) > 1,
