@@ -285,9 +285,10 @@ def compute_metrics(
     return with_interaction(metrics, interaction_table(store, items, options))
 
 
-def _real_and_smoke(store: Store, options: ReportOptions, key: str) -> Any:
+def _real_and_smoke(store: Store, options: ReportOptions, key: str) -> pd.DataFrame:
     """One section's table for every model (real and smoke-test parts together)."""
-    return combine([part[key] for part in prepare(store, options, Clock())])
+    table: pd.DataFrame = combine([part[key] for part in prepare(store, options, Clock())])
+    return table
 
 
 def judge_agreement(

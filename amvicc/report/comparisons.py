@@ -233,13 +233,14 @@ def model_comparisons(outcomes: Outcomes, resampler: Resampler) -> pd.DataFrame:
         ``condition`` is ``vs=<versus>``.
     """
     columns = outcomes.columns
+    labels = [str(label) for label in columns["label"]]
     jobs = []
     for kind in ("implicit", "explicit", "answer"):
         chosen = columns[(columns["kind"] == kind) & (columns["variant"] == "")]
         positions = list(chosen.index)
         for i, a in enumerate(positions):
             for b in positions[i + 1 :]:
-                jobs.append((a, b, kind, f"vs={columns['label'].iloc[b]!s}"))
+                jobs.append((a, b, kind, f"vs={labels[b]}"))
     return _run(outcomes, resampler, jobs)
 
 

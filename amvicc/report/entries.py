@@ -197,7 +197,8 @@ def load_entries(
     if runs.empty:
         return []
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for run in runs.to_dict(orient="records"):
+    for record in runs.to_dict(orient="records"):
+        run = {str(k): v for k, v in record.items()}
         modality = "vlm" if run["stage"] in VLM_STAGES else "igm"
         groups.setdefault((modality, str(run["config_key"])), []).append(run)
     entries: list[ModelEntry] = []

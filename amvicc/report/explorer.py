@@ -84,9 +84,17 @@ def explorer_data(store: Store, items: Items, outcomes: Outcomes) -> ExplorerDat
     sources, verdicts = _verdicts(items, first)
     cells = _cells(store, first, thumbs, verdicts)
     pairs = []
-    for position, pair in enumerate(outcomes.pairs.itertuples()):
-        questions = []
-        for index in (int(pair.first), int(pair.second)):
+    for position, (number, category, first_index, second_index) in enumerate(
+        zip(
+            outcomes.pairs["pair"].tolist(),
+            outcomes.pairs["category"].tolist(),
+            outcomes.pairs["first"].tolist(),
+            outcomes.pairs["second"].tolist(),
+            strict=True,
+        )
+    ):
+        questions: list[list[Any]] = []
+        for index in (int(first_index), int(second_index)):
             question = items.catalogue.question(index)
             questions.append(
                 [
@@ -99,20 +107,21 @@ def explorer_data(store: Store, items: Items, outcomes: Outcomes) -> ExplorerDat
             )
         models = []
         for label in labels:
-            mine = [cells.get((label, q[0])) for q in questions]
+            mine = [cells.get((label, int(q[0]))) for q in questions]
             if all(c is None for c in mine):
                 continue
             models.append([model_index[label], passes.get((label, position)), mine])
         pairs.append(
             {
-                "p": int(pair.pair),
-                "c": str(pair.category),
+                "p": int(number),
+                "c": str(category),
                 "v": pooled["vlm"][position],
                 "i": pooled["igm"][position],
                 "q": questions,
                 "m": models,
             }
         )
+    thumbnails = thumbs.resolve()
     document = {
         "categories": [
             [code, CATEGORY_BY_CODE[code].name]
@@ -120,11 +129,11 @@ def explorer_data(store: Store, items: Items, outcomes: Outcomes) -> ExplorerDat
         ],
         "models": [[label, modality[label]] for label in labels],
         "sources": sources,
-        "thumbs": thumbs.resolve(),
+        "thumbs": thumbnails,
         "pairs": pairs,
     }
     present = tuple(m for m in ("igm", "vlm") if m in set(modality.values()))
-    return ExplorerData(document, len(pairs), len(document["thumbs"]), present)
+    return ExplorerData(document, len(pairs), len(thumbnails), present)
 
 
 def _model_passes(outcomes: Outcomes) -> dict[tuple[str, int], int | None]:
@@ -133,12 +142,13 @@ def _model_passes(outcomes: Outcomes) -> dict[tuple[str, int], int | None]:
     correct = outcomes.pair_correct()
     counted = outcomes.pair_counted()
     out: dict[tuple[str, int], int | None] = {}
-    for row in columns.itertuples():
-        if row.kind == "implicit":
+    for position, (label, kind) in enumerate(
+        zip(columns["label"].tolist(), columns["kind"].tolist(), strict=True)
+    ):
+        if kind == "implicit":
             continue
-        position = int(row.Index)
         for pair in range(correct.shape[1]):
-            out[(str(row.label), pair)] = (
+            out[(str(label), pair)] = (
                 int(correct[position, pair]) if counted[position, pair] else None
             )
     return out

@@ -292,8 +292,8 @@ def decide_items(
             f"{catalogue.source} has no generation prompts, so image models cannot be scored; "
             "use a catalogue with prompts (e.g. the shipped one)"
         )
-    image_rows = store.current_image_slots(entry_keys(entries, "igm"))
-    response_rows = store.current_response_slots(entry_keys(entries, "vlm"), MMVP_IMAGE_KEY)
+    image_rows = store.current_image_slots(entry_keys(list(entries), "igm"))
+    response_rows = store.current_response_slots(entry_keys(list(entries), "vlm"), MMVP_IMAGE_KEY)
     chosen = with_samples(list(entries), image_rows, response_rows)
     image_verdicts = _latest_verdicts(store, "image", image_rows["image_id"])
     response_verdicts = _latest_verdicts(store, "response", response_rows["response_id"])

@@ -288,16 +288,20 @@ def shared_failure_modes(
         modalities have a failing model) and ``cross_modal`` (both do).
     """
     rated = metrics[(metrics["category"] != ALL) & (metrics["total"] > 0)]
+    models = rated.groupby(["category", "modality"])["entry"].nunique().to_dict()
+    failing: dict[tuple[str, str], list[str]] = {}
+    for code, modality, label in zip(
+        failures["category"], failures["modality"], failures["label"], strict=True
+    ):
+        failing.setdefault((str(code), str(modality)), []).append(str(label))
     rows = []
     for code in categories:
         row: dict[str, object] = {"category": code}
         failing_modalities = []
         for modality in ("igm", "vlm"):
-            here = failures[(failures["category"] == code) & (failures["modality"] == modality)]
-            labels = list(dict.fromkeys(here["label"]))
-            models = rated[(rated["category"] == code) & (rated["modality"] == modality)]
+            labels = list(dict.fromkeys(failing.get((code, modality), [])))
             row[f"{modality}_failing"] = labels
-            row[f"{modality}_models"] = int(models["entry"].nunique())
+            row[f"{modality}_models"] = int(models.get((code, modality), 0))
             if labels:
                 failing_modalities.append(modality)
         row["modalities"] = "+".join(failing_modalities)
@@ -398,7 +402,7 @@ def samples_table(items: Items, metrics: pd.DataFrame, options: ReportOptions) -
     return _sorted(table[columns]).reset_index(drop=True)
 
 
-def with_interaction(metrics: pd.DataFrame, rates: pd.DataFrame | Any) -> pd.DataFrame:
+def with_interaction(metrics: pd.DataFrame, rates: Any) -> pd.DataFrame:
     """The metric rows, then the challenge rates in the same columns (the CSV's rows).
 
     Counts stay whole numbers (nullable: an adjusted rate, a difference, has none).
@@ -408,7 +412,7 @@ def with_interaction(metrics: pd.DataFrame, rates: pd.DataFrame | Any) -> pd.Dat
         rates: the challenge rates (:class:`~amvicc.report.interaction.Interaction`, or its
             ``metrics`` table).
     """
-    table = getattr(rates, "metrics", rates)
+    table: pd.DataFrame = getattr(rates, "metrics", rates)
     if table.empty:
         return metrics
     combined = pd.concat([metrics, table[list(metrics.columns)]], ignore_index=True)

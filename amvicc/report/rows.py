@@ -123,8 +123,8 @@ def to_csv(
 
 
 def _text(column: pd.Series, excel_safe: bool) -> list[str]:
-    names = column.astype(str).tolist()
-    return [excel_safe_cell(name) for name in names] if excel_safe else names
+    names: list[str] = [str(name) for name in column.astype(str).tolist()]
+    return [str(excel_safe_cell(name)) for name in names] if excel_safe else names
 
 
 def _formatted(column: pd.Series, pattern: str) -> list[str]:

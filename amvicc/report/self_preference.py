@@ -170,7 +170,7 @@ def _judge_rows(
         low, high = proportion_confint(count, total, alpha=1 - confidence, method="wilson")
         return float(low), float(high)
 
-    sides = []
+    sides: list[dict[str, Any]] = []
     for scope, rows in ((OWN, own), (OTHERS, others)):
         said = graders.loc[rows, column].astype(int)
         audit = graders.loc[rows, human]

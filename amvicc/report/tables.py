@@ -94,10 +94,11 @@ def metric_tables(
         part = metrics[(metrics["modality"] == modality) & (smoke_column == smoke)]
         if part.empty:
             continue
-        cells = {(r["entry"], r["metric"], r["category"]): r for r in records(part, drop=())}
+        found = records(part, drop=())
+        cells = {(r["entry"], r["metric"], r["category"]): r for r in found}
+        firsts = first_rows(found)
         rows = []
-        for entry in dict.fromkeys(part["entry"]):
-            first = part[part["entry"] == entry].iloc[0]
+        for entry, first in firsts.items():
             for index, metric in enumerate(names):
                 row_cells = [
                     accuracy_cell(cells.get((entry, metric, c)), metric, c, page.options)
@@ -135,3 +136,11 @@ def diverging(value: Any, limit: float = 0.5) -> str:
     end = _POSITIVE if share > 0 else _NEGATIVE
     mix = [round(w + (e - w) * abs(share)) for w, e in zip(_WHITE, end, strict=True)]
     return "#{:02x}{:02x}{:02x}".format(*mix)
+
+
+def first_rows(rows: list[dict[str, Any]]) -> dict[Any, dict[str, Any]]:
+    """Each entry's first row, entries in the order first met (a table's models, in order)."""
+    firsts: dict[Any, dict[str, Any]] = {}
+    for row in rows:
+        firsts.setdefault(row["entry"], row)
+    return firsts

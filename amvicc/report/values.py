@@ -71,7 +71,8 @@ def _json_column(column: pd.Series) -> list[Any]:
             out[position] = json_value(values[position])
         return out
     if isinstance(dtype, pd.StringDtype):
-        return list(column.to_numpy(dtype=object, na_value=None).tolist())
+        texts = column.astype(object)
+        return list(texts.where(texts.notna(), None).tolist())
     return [json_value(v) for v in column.tolist()]
 
 

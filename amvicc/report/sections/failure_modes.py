@@ -17,7 +17,7 @@ import pandas as pd
 from amvicc.catalogue import CATEGORY_BY_CODE
 from amvicc.report.metrics import IGM_METRICS, SHORT_NAMES, VLM_METRICS, failure_modes, plain
 from amvicc.report.section import Page, Part, Section
-from amvicc.report.tables import MODALITY_TITLES, SMOKE_TITLES
+from amvicc.report.tables import MODALITY_TITLES, SMOKE_TITLES, first_rows
 from amvicc.report.values import number, records
 
 
@@ -39,8 +39,7 @@ def _view(failures: pd.DataFrame, page: Page) -> dict[str, Any]:
         for row in records(failing, drop=()):
             cells.setdefault((row["entry"], row["category"]), []).append(row)
         rows = []
-        for entry in dict.fromkeys(mine["entry"]):
-            first = mine[mine["entry"] == entry].iloc[0]
+        for entry, first in first_rows(records(mine, drop=())).items():
             row_cells = []
             for category in page.part.categories:
                 found = sorted(

@@ -43,7 +43,7 @@ def _document(tables: LadderTables) -> dict[str, Any]:
     }
 
 
-def _percent(value: float | None) -> str:
+def _percent(value: Any) -> str:
     return DASH if missing(value) else f"{100 * float(value):.1f}"
 
 
