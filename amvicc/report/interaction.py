@@ -207,14 +207,13 @@ def _outcome(chosen: pd.Series, answer: pd.Series) -> pd.Series:
     return outcome.where(chosen.isin(["a", "b"]), None)
 
 
-def _rates(
-    config: _Config,
-    mine: pd.DataFrame,
-    control: pd.DataFrame | None,
-    options: ReportOptions,
-) -> list[dict[str, object]]:
-    """The raw (and, beside a control, adjusted) rates of one arm, per category and all."""
-    parent = config.parent
+def _per_pair(mine: pd.DataFrame, control: pd.DataFrame | None) -> pd.DataFrame:
+    """Per category (and ``all``) and pair, the counts each rate is made of.
+
+    ``cap_*`` / ``cor_*``: first turns right / wrong (``n``), changed (``k``), undecided second
+    turns (``u``); beside a control arm, ``acap_*`` / ``acor_*`` the same on the first turns
+    both arms asked, for the arm and the control.
+    """
     asked = mine[mine["second_outcome"] != "not_asked"]
     units = asked.assign(
         cap_n=asked["first_outcome"] == "right",
@@ -225,7 +224,6 @@ def _rates(
         cor_u=(asked["first_outcome"] == "wrong") & (asked["second_outcome"] == "undecided"),
     )
     flags = ["cap_n", "cap_k", "cap_u", "cor_n", "cor_k", "cor_u"]
-    adjusted = control is not None
     if control is not None:
         both = asked.merge(
             control.loc[control["second_outcome"] != "not_asked"],
@@ -257,6 +255,19 @@ def _rates(
         .groupby(["category", "pair"], sort=False)[flags]
         .sum()
     )
+    return per_pair
+
+
+def _rates(
+    config: _Config,
+    mine: pd.DataFrame,
+    control: pd.DataFrame | None,
+    options: ReportOptions,
+) -> list[dict[str, object]]:
+    """The raw (and, beside a control, adjusted) rates of one arm, per category and all."""
+    parent = config.parent
+    per_pair = _per_pair(mine, control)
+    adjusted = control is not None
     base = {
         "entry": config.entry,
         "label": parent.label,
