@@ -49,7 +49,7 @@ def _view(outcomes: Outcomes, page: Page) -> dict[str, Any]:
     for code in dict.fromkeys(categories):
         name = CATEGORY_BY_CODE[code].name
         count = int((categories == code).sum())
-        groups.append((code, f"{code} · {name}: {count} questions", count))
+        groups.append((f"{code} · {name}", f"{code} · {name}: {count} questions", count))
     strip = cell_strip(np.clip(codes + 2, 0, 3), groups, PALETTE)
     labels = [
         page.name(str(label), bool(smoke))

@@ -11,8 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from amvicc.catalogue import CATEGORY_BY_CODE
-from amvicc.ladder import LADDER_LEVELS, LEVEL_NAMES
-from amvicc.report.ladder import LadderTables, ladder_rows, ladder_tables
+from amvicc.report.ladder import LEVELS, LadderTables, ladder_rows, ladder_tables
 from amvicc.report.metrics import ALL
 from amvicc.report.section import Page, Part, Section
 from amvicc.report.values import DASH, missing, records
@@ -51,7 +50,9 @@ def _rows(tables: LadderTables, label: str, columns: list[str], page: Page) -> l
     levels = tables.levels[tables.levels["entry"] == label]
     cells = {(int(r["level"]), r["category"]): r for r in records(levels, drop=())}
     rows = []
-    for level in LADDER_LEVELS:
+    from amvicc.ladder import LEVEL_NAMES
+
+    for level in LEVELS:
         overall = cells.get((level, ALL))
         if overall is None:
             continue
