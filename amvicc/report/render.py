@@ -205,7 +205,7 @@ def _shown(report: Report, part: Part, *, html: bool, prefix: str, depth: int) -
         report.timings[key] = report.timings.get(key, 0.0) + time.perf_counter() - start
         yield Shown(
             section=section,
-            title=section.title_for(part),
+            title=section.title_for(part, str if html else markdown_text),
             anchor=page.anchor(section.key),
             body=Markup(body),
             empty=section.empty(data),

@@ -72,7 +72,9 @@ class Section:
             section out; the real part shows it with a note on how to fill it, unless
             ``hides`` (then it is left out there too).
         hides: leave the section out wherever it is empty.
-        heading: its title for a part, when the title depends on it (the catalogue's name).
+        heading: its title for a part, when the title depends on it (the catalogue's name):
+            called with the part and how to write its data into the page (escaped for
+            Markdown; HTML escapes everything itself).
         toc: a shorter title for the table of contents.
     """
 
@@ -87,12 +89,12 @@ class Section:
     opens: bool = False
     empty: Callable[[Any], bool] = no_data
     hides: bool = False
-    heading: Callable[[Part], str] | None = None
+    heading: Callable[[Part, Callable[[str], str]], str] | None = None
     toc: str | None = None
 
-    def title_for(self, part: Part) -> str:
-        """Its title in ``part``."""
-        return self.heading(part) if self.heading is not None else self.title
+    def title_for(self, part: Part, text: Callable[[str], str] = str) -> str:
+        """Its title in ``part``, the data in it written with ``text``."""
+        return self.heading(part, text) if self.heading is not None else self.title
 
     def shown(self, data: Any, part: Part) -> bool:
         """Whether the section is shown in ``part`` with this data."""

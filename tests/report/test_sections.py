@@ -118,7 +118,7 @@ def test_markdown_has_the_html_sections_in_the_same_order(mixed: Workspace) -> N
     )
     assert len(titles) >= 15 and titles[0] == "At a glance"
     headings = [line[3:] for line in markdown.splitlines() if line.startswith("## ")]
-    assert [h.replace("\\", "") for h in headings] == titles
+    assert headings == titles
 
 
 def test_smoke_test_models_are_never_compared_or_pooled_with_real_ones(

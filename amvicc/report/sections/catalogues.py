@@ -9,6 +9,7 @@ by side, and a run whose file is gone or changed is listed as not scored, with t
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
@@ -142,8 +143,8 @@ def _view(catalogues: Catalogues, page: Page) -> dict[str, Any]:
     }
 
 
-def _title(part: Part) -> str:
-    return f"{part.catalogue_name} and other catalogues"
+def _title(part: Part, text: Callable[[str], str]) -> str:
+    return f"{text(part.catalogue_name)} and other catalogues"
 
 
 SECTION = Section(
