@@ -30,6 +30,7 @@ from amvicc.report.entries import ModelEntry
 from amvicc.report.items import Items
 from amvicc.report.options import ReportOptions
 from amvicc.report.stats import Resampler
+from amvicc.report.values import records
 from amvicc.store import Store
 
 if TYPE_CHECKING:
@@ -284,6 +285,16 @@ class Page:
     def name(self, label: str, smoke: bool) -> str:
         """A model's name as tables show it: smoke-test models marked everywhere."""
         return f"{label} {SMOKE_MARK}" if smoke else label
+
+    def labelled(
+        self, table: pd.DataFrame, drop: tuple[str, ...] = ("entry",)
+    ) -> list[dict[str, Any]]:
+        """The rows of ``table`` with ``name``: their model's label as tables show it."""
+        smoke = {e.label for e in self.part.entries if e.smoke}
+        return [
+            {**row, "name": self.name(row["label"], row["label"] in smoke)}
+            for row in records(table, drop)
+        ]
 
     def anchor(self, key: str) -> str:
         """The element id of section ``key`` on this page."""

@@ -19,13 +19,7 @@ def _compute(part: Part) -> pd.DataFrame | None:
 
 
 def _view(table: pd.DataFrame, page: Page) -> dict[str, Any]:
-    smoke = {e.label: e.smoke for e in page.part.entries}
-    return {
-        "rows": [
-            {**row, "name": page.name(row["label"], smoke.get(row["label"], False))}
-            for row in records(table)
-        ]
-    }
+    return {"rows": page.labelled(table)}
 
 
 SECTION = Section(

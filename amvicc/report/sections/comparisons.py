@@ -13,21 +13,13 @@ from typing import Any
 import pandas as pd
 
 from amvicc.report.comparisons import comparison_rows, model_comparisons
-from amvicc.report.metrics import ALL, SHORT_NAMES
+from amvicc.report.metrics import ALL, METRIC_ORDER, SHORT_NAMES
 from amvicc.report.section import Page, Part, Section
 from amvicc.report.tables import diverging
 from amvicc.report.values import number, p_value, records, signed
 
 # Matrices are number tables up to this many models, colour grids beyond.
 MATRIX_TABLE_MODELS = 10
-HEADLINE_METRICS = (
-    "individual_implicit",
-    "individual_explicit",
-    "pair_implicit",
-    "pair_explicit",
-    "individual",
-    "pair",
-)
 # The metrics drawn as colour grids: the explicit prompts (the cross-modal contrast), the VLMs'.
 GRID_METRICS = ("individual_explicit", "pair_explicit", "individual", "pair")
 
@@ -69,7 +61,7 @@ def _matrices(comparisons: pd.DataFrame, page: Page) -> list[dict[str, Any]]:
     smoke = {e.label: e.smoke for e in page.part.entries}
     overall = comparisons[comparisons["category"] == ALL]
     out = []
-    for metric in HEADLINE_METRICS:
+    for metric in METRIC_ORDER:
         rows = overall[overall["metric"] == metric]
         if rows.empty:
             continue

@@ -49,40 +49,28 @@ def _rows(table: pd.DataFrame) -> pd.DataFrame:
         ],
     }
     pairs = table["pairs"]
+    agreed = table["both_pass"] + table["both_fail"]
     parts = [
         row_frame(
             **common,
-            metric="concordance_agreement",
-            value=table["agreement"],
-            correct=table["both_pass"] + table["both_fail"],
+            metric=f"concordance_{name}",
+            value=table[name],
+            correct=agreed if name == "agreement" else None,
             total=pairs,
-            ci_low=table["agreement_low"],
-            ci_high=table["agreement_high"],
-        ),
-        row_frame(
-            **common,
-            metric="concordance_kappa",
-            value=table["kappa"],
-            total=pairs,
-            ci_low=table["kappa_low"],
-            ci_high=table["kappa_high"],
-        ),
-        row_frame(
-            **common,
-            metric="concordance_phi",
-            value=table["phi"],
-            total=pairs,
-            ci_low=table["phi_low"],
-            ci_high=table["phi_high"],
-        ),
+            ci_low=table[f"{name}_low"],
+            ci_high=table[f"{name}_high"],
+        )
+        for name in ("agreement", "kappa", "phi")
+    ]
+    parts.append(
         row_frame(
             **common,
             metric="concordance_odds_ratio",
             value=table["odds_ratio"],
             total=pairs,
             p_value=table["fisher_p"],
-        ),
-    ]
+        )
+    )
     for cell, _ in CELLS:
         share = np.divide(
             table[cell].to_numpy("float64"),

@@ -51,14 +51,6 @@ def _compute(part: Part) -> Trust | None:
     )
 
 
-def _named(table: pd.DataFrame, page: Page) -> list[dict[str, Any]]:
-    smoke = {e.label: e.smoke for e in page.part.entries}
-    return [
-        {**row, "name": page.name(row["label"], smoke.get(row["label"], False))}
-        for row in records(table, drop=())
-    ]
-
-
 def _view(data: Trust, page: Page) -> dict[str, Any]:
     preference = []
     for row in records(data.self_preference, drop=()):
@@ -66,9 +58,9 @@ def _view(data: Trust, page: Page) -> dict[str, Any]:
         row["models"] = ", ".join(row["models"])
         preference.append(row)
     return {
-        "procedures": _named(data.procedures, page),
-        "agreement": _named(data.agreement, page),
-        "audit_errors": _named(data.audit_errors, page),
+        "procedures": page.labelled(data.procedures, drop=()),
+        "agreement": page.labelled(data.agreement, drop=()),
+        "audit_errors": page.labelled(data.audit_errors, drop=()),
         "self_preference": preference,
     }
 

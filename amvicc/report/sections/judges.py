@@ -43,12 +43,8 @@ def _compute(part: Part) -> Judges | None:
 
 
 def _view(data: Judges, page: Page) -> dict[str, Any]:
-    smoke = {e.label: e.smoke for e in page.part.entries}
     return {
-        "rows": [
-            {**row, "name": page.name(row["label"], smoke.get(row["label"], False))}
-            for row in records(data.table)
-        ],
+        "rows": page.labelled(data.table),
         "tables": [
             (judge, metric_tables(group, page))
             for judge, group in (

@@ -20,12 +20,8 @@ def _compute(part: Part) -> pd.DataFrame | None:
 
 
 def _view(table: pd.DataFrame, page: Page) -> dict[str, Any]:
-    smoke = {e.label: e.smoke for e in page.part.entries}
     return {
-        "rows": [
-            {**row, "name": page.name(row["label"], smoke.get(row["label"], False))}
-            for row in records(table)
-        ],
+        "rows": page.labelled(table),
         "total": int(table["count"].sum()) if not table.empty else 0,
     }
 

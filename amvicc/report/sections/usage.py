@@ -78,10 +78,7 @@ def _rows(data: Usage) -> pd.DataFrame:
 
 def _view(data: Usage, page: Page) -> dict[str, Any]:
     return {
-        "rows": [
-            {**row, "name": page.name(row["label"], bool(row["smoke"]))}
-            for row in records(data.table)
-        ],
+        "rows": page.labelled(data.table),
         "currency": data.currency,
     }
 
