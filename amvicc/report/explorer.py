@@ -17,8 +17,6 @@ pair when more than half of its models do), or one model's when the reader picks
 
 from __future__ import annotations
 
-import base64
-import io
 import json
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -29,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from amvicc.catalogue import CATEGORY_BY_CODE
+from amvicc.report.gallery import cut, embedded_image
 from amvicc.report.items import Items
 from amvicc.report.outcomes import Outcomes, considered
 from amvicc.store import Store
@@ -191,18 +190,8 @@ class _Thumbnails:
             return list(pool.map(self._thumbnail, paths))
 
     def _thumbnail(self, path: str) -> str:
-        from PIL import Image, UnidentifiedImageError
-
-        file = self._store.path(path)
-        try:
-            with Image.open(file) as image:
-                image.draft("RGB", (THUMBNAIL_PIXELS * 2, THUMBNAIL_PIXELS * 2))
-                image.thumbnail((THUMBNAIL_PIXELS, THUMBNAIL_PIXELS))
-                buffer = io.BytesIO()
-                image.convert("RGB").save(buffer, format="JPEG", quality=THUMBNAIL_QUALITY)
-        except (OSError, UnidentifiedImageError, ValueError):
-            return ""
-        return "data:image/jpeg;base64," + base64.b64encode(buffer.getvalue()).decode()
+        uri, _ = embedded_image(self._store, path, THUMBNAIL_PIXELS, THUMBNAIL_QUALITY)
+        return uri or ""
 
 
 def _input_images(store: Store, first: pd.DataFrame, thumbs: _Thumbnails) -> dict[int, int]:
@@ -271,16 +260,10 @@ def _cells(
             cells[key] = [
                 str(code),
                 value if isinstance(value, str) else None,
-                _cut(text),
+                cut(text, REPLY_CHARACTERS),
             ]
             continue
         cells.setdefault(key, []).append(
             [str(kind), str(code), thumbs.add(paths.get(subject)), verdicts.get(subject, "")]
         )
     return cells
-
-
-def _cut(text: str | None) -> str | None:
-    if text is None or len(text) <= REPLY_CHARACTERS:
-        return text
-    return text[:REPLY_CHARACTERS] + f" … [{len(text) - REPLY_CHARACTERS} more characters]"

@@ -8,7 +8,6 @@ through pyplot's global state, so it changes nothing for a notebook that also pl
 
 from __future__ import annotations
 
-import base64
 import io
 
 import numpy as np
@@ -30,11 +29,6 @@ def figure_png(figure: Figure) -> bytes:
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=90)
     return buffer.getvalue()
-
-
-def data_uri(figure: Figure) -> str:
-    """A figure as a ``data:image/png;base64`` URI for a self-contained page."""
-    return "data:image/png;base64," + base64.b64encode(figure_png(figure)).decode()
 
 
 def _row_label(label: str, smoke: bool) -> str:
