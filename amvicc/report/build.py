@@ -21,6 +21,7 @@ from tqdm import tqdm
 
 from amvicc import __version__
 from amvicc.catalogue import Catalogue
+from amvicc.report.entries import ModelEntry
 from amvicc.report.items import (
     Items,
     collect_items,
@@ -62,7 +63,7 @@ class Report:
     store_root: str
     catalogue: Catalogue
     catalogue_name: str
-    entries: tuple[Any, ...]
+    entries: tuple[ModelEntry, ...]
     parts: tuple[Part, Part]
     timings: dict[str, float] = field(default_factory=dict)
     version: str = __version__
