@@ -83,7 +83,9 @@ def add_vlms(store: Store, vlms: int, rng: np.random.Generator) -> int:
     return verdicts
 
 
-def build(root: Path, models: int, samples: int, seed: int = 0, vlms: int = 4) -> int:
+def build(
+    root: Path, models: int, samples: int, seed: int = 0, vlms: int = 4, smoke_every: int = 10
+) -> int:
     """Fill a workspace with synthetic runs, images and verdicts; returns the verdict count."""
     rng = np.random.default_rng(seed)
     catalogue = load_catalogue()
@@ -98,7 +100,7 @@ def build(root: Path, models: int, samples: int, seed: int = 0, vlms: int = 4) -
                 stage="generate",
                 model=f"model-{m:02d}",
                 outputs={"steps": 28, "guidance": 4.5, "seed": m},
-                smoke=m % 10 == 9,
+                smoke=bool(smoke_every) and m % smoke_every == smoke_every - 1,
             )
         )
         skill = dict(zip(codes, rng.uniform(0.4, 0.98, len(codes)), strict=True))
@@ -179,13 +181,21 @@ def main() -> None:
     parser.add_argument("--models", type=int, default=50)
     parser.add_argument("--samples", type=int, default=4)
     parser.add_argument("--vlms", type=int, default=4)
+    parser.add_argument(
+        "--smoke-every",
+        type=int,
+        default=10,
+        help="every Nth image model is a smoke-test model (default 10: 5 of 50; 0: none)",
+    )
     parser.add_argument("--keep", type=Path, help="build the workspace here and keep it")
     args = parser.parse_args()
     root = args.keep or Path(tempfile.mkdtemp(prefix="amvicc-report-scale-"))
     try:
         start = time.perf_counter()
         if not (root / "amvicc.sqlite").exists():
-            verdicts = build(root, args.models, args.samples, vlms=args.vlms)
+            verdicts = build(
+                root, args.models, args.samples, vlms=args.vlms, smoke_every=args.smoke_every
+            )
             print(
                 f"built {args.models} image models × 600 prompts × {args.samples} samples and "
                 f"{args.vlms} VLMs × 300 questions: {verdicts} verdict rows in "

@@ -43,26 +43,31 @@ def test_demo_runs_offline_and_leaves_a_report_that_compares_judges_with_humans(
     report = workspace / "report.html"
     html = report.read_text()
     assert "smoke-test model" in html and "tiny-sd3" in html and "tiny-llava" in html
-    # The headline is AMVICC's published image-model table, named as the paper names them;
-    # the smoke-test models come after it, in a part of their own.
+    # The first screen is AMVICC's published image-model matrix, named as the paper names
+    # them; the smoke-test models are in a section of their own, after every real one, and
+    # no other section names them.
+    real, smoke = html.split('<section id="smoke">')
     first_table = html[html.index("<table") : html.index("</table>")]
     for model in ("DALL·E 3", "Gemini 2.5 Flash Image", "SD 3.5 Large"):
         assert model in first_table
-    assert "tiny" not in first_table and ">0.773<" in first_table  # DALL·E 3, I Ex, all
-    assert html.index("</table>") < html.index('<div class="smoke-part">')
+    results = real[real.index('<section id="results">') :]
+    assert ">0.773<" in results[: results.index("</table>")]  # DALL·E 3, I Ex, all
+    assert "tiny" not in real
+    assert '<a href="#smoke">' in real[: real.index("</header>")]  # the opening warning
     assert "<strong>0.981481</strong> (53/54)" in html  # the ` Y` cell the paper counted
     # The smoke VLM answered procedural scenes, scored apart against their own catalogue.
     scenes = workspace / "scenes"
     assert f"amvicc scenes -q build --out {scenes}" in first.stdout
     assert f"--catalogue {scenes / 'catalogue.csv'}" in first.stdout
-    results = html[html.index('<section id="results">') : html.index('<section id="catalogues">')]
-    catalogues = html[html.index('<section id="catalogues">') :]
-    assert "MMVP and other catalogues" in html and "Results on scenes" in catalogues
-    assert "tiny-llava" in catalogues and "tiny-llava" not in results
-    assert "tiny-llava" in html[: html.index("<nav>")]  # the opening smoke-test warning
+    catalogues = smoke[smoke.index('<section id="smoke-catalogues">') :]
+    assert "MMVP and other catalogues" in catalogues and "Results on scenes" in catalogues
+    assert "tiny-llava" in catalogues and "tiny-llava" in smoke[: smoke.index("</div>")]
     assert "--ladder" in first.stdout
-    ladder = html[html.index('<section id="ladder">') :]
+    ladder = smoke[smoke.index('<section id="smoke-ladder">') :]
     assert "tiny-llava" in ladder and "Chain breaks at" in ladder
+    # Failure modes: a matrix, one row per image model (three).
+    failures = real[real.index('<section id="failure-modes">') :]
+    assert failures[: failures.index("</section>")].count("<tr") == 1 + 3
 
     indices = demo_indices(1)
     catalogue = load_catalogue()
@@ -105,7 +110,7 @@ def test_demo_runs_offline_and_leaves_a_report_that_compares_judges_with_humans(
     with Store(workspace, create=False) as store:
         assert len(store.images(current=False)) == made
         assert len(store.runs(stage="answer")) == 2
-    side = report.read_text()[report.read_text().index('<section id="catalogues">') :]
+    side = report.read_text()[report.read_text().index('<section id="smoke-catalogues">') :]
     assert "Side by side" in side and "I · scenes" in side and "ΔI scenes − MMVP" in side
     refreshed = subprocess.run(
         [

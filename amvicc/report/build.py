@@ -1,6 +1,9 @@
-"""A report: every table the renderers need, computed once from the workspace.
+"""A report: every section's numbers, computed once from the workspace.
 
-The Python API for notebooks and other stages:
+:func:`build_report` reads the workspace once, splits its models into the real ones and the
+smoke-test ones (two :class:`~amvicc.report.section.Part` objects) and computes each section of
+:data:`amvicc.report.sections.SECTIONS` for both, as far as the output needs. The Python API
+for notebooks and other stages:
 
 >>> from amvicc.report import compute_metrics, judge_agreement
 >>> metrics = compute_metrics(Store("amvicc-runs"), missing="exclude")  # doctest: +SKIP
@@ -9,8 +12,8 @@ The Python API for notebooks and other stages:
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass, field, replace
+import itertools
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any
 
 import pandas as pd
@@ -18,91 +21,56 @@ from tqdm import tqdm
 
 from amvicc import __version__
 from amvicc.catalogue import Catalogue
-from amvicc.report.analyses import Analyses, compute_analyses
-from amvicc.report.catalogues import Catalogues, other_catalogues
-from amvicc.report.crossmodal import BlindSpot, blind_spot_evidence
 from amvicc.report.entries import ModelEntry
-from amvicc.report.gallery import GalleryItem, failing_examples
-from amvicc.report.grading import audit_error_table, grading_agreement_table, procedure_table
-from amvicc.report.interaction import Interaction, interaction_table
-from amvicc.report.items import Items, collect_items
-from amvicc.report.ladder import LadderTables, ladder_tables
-from amvicc.report.methods import Methods, describe_methods
-from amvicc.report.metrics import (
-    failure_modes,
-    judge_agreement_table,
-    judge_metric_table,
-    metric_table,
-    missing_summary,
-    plain,
-    rater_agreement,
-    samples_table,
-    shared_failure_modes,
+from amvicc.report.items import (
+    Items,
+    collect_items,
+    decide_items,
+    nothing_to_report,
+    select,
 )
+from amvicc.report.metrics import metric_table, with_interaction
 from amvicc.report.options import ReportOptions
-from amvicc.report.robustness import robustness_table
+from amvicc.report.section import Clock, Need, Part
+from amvicc.report.sections import SECTION_BY_KEY, SECTIONS
+from amvicc.report.self_preference import judge_model
+from amvicc.report.stats import Resampler
 from amvicc.store import Store, utc_now
 
 
 @dataclass(frozen=True, eq=False)
 class Report:
-    """Everything a report shows.
+    """Everything a report shows: its sections' data, for the real and the smoke-test models.
+
+    Each section's data is ``report.part(smoke).__getitem__(key)``; the tables the Python API
+    has always had are attributes (``report.metrics``, ``report.failures``, ``report.missing``,
+    ``report.analyses.gains``, ...), each the section's table for both parts, real models
+    first (see each section's ``exports``).
 
     Attributes:
-        metrics: :func:`~amvicc.report.metrics.metric_table` of every entry, plain and
-            perturbed (``condition``), then the challenge rates: the CSV's rows and more.
-        failures: the failing (model, category, metric) cells of plain runs.
-        shared: per category, the models of each modality that fail there.
-        missing: missing items per model, kind, category and reason, with their indices.
-        samples: mean@k and pass@k of models with several samples per slot.
-        agreement: agreement between human raters.
-        judges: automatic image judges against the resolved human verdicts.
-        judge_metrics: the image models' metrics as each automatic judge would give them.
-        procedures: each VLM under the three-stage grading and each grading procedure.
-        grading_agreement: extractor, LLM judges, procedures and human audit, pair by pair.
-        audit_errors: each automatic grading stage's error rate in the human audit sample.
-        gallery: failing images and answers to look at.
-        interaction: the challenge arms: capitulation and correction, raw and adjusted, and
-            their counts (:mod:`~amvicc.report.interaction`).
-        robustness: each perturbed run beside its clean run on the same items
-            (:mod:`~amvicc.report.robustness`).
-        ladder: GRIP's question ladder: accuracy per level, where chains break, baselines
-            (:mod:`~amvicc.report.ladder`).
-        analyses: the item-level sections (concordance, comparisons, gains, ablations,
-            baselines, usage, sheet notes).
-        catalogues: the entries on other catalogues than the report's, scored apart against
-            their own, and each model's accuracies on every catalogue side by side
-            (:mod:`~amvicc.report.catalogues`).
-        blind_spots: the first shared blind spots with the images and replies behind them.
-        timings: seconds each step took.
+        options: how the numbers were counted.
+        generated_at: when the report was made (UTC).
+        store_root: the workspace.
+        catalogue: the questions reported on.
+        catalogue_name: the catalogue's short name (the rows' ``catalogue``).
+        entries: every model on the catalogue, real and smoke-test, in the report's order.
+        parts: the real models' part, then the smoke-test models'.
+        timings: seconds per step and per section (``render.<section>`` once rendered).
     """
 
     options: ReportOptions
     generated_at: str
     store_root: str
     catalogue: Catalogue
+    catalogue_name: str
     entries: tuple[ModelEntry, ...]
-    metrics: pd.DataFrame
-    failures: pd.DataFrame
-    shared: pd.DataFrame
-    missing: pd.DataFrame
-    samples: pd.DataFrame
-    agreement: pd.DataFrame
-    judges: pd.DataFrame
-    judge_metrics: pd.DataFrame
-    procedures: pd.DataFrame
-    grading_agreement: pd.DataFrame
-    audit_errors: pd.DataFrame
-    gallery: tuple[GalleryItem, ...]
-    methods: Methods
-    interaction: Interaction
-    robustness: pd.DataFrame
-    analyses: Analyses
-    catalogues: Catalogues
-    ladder: LadderTables = field(default_factory=LadderTables)
-    blind_spots: tuple[BlindSpot, ...] = ()
+    parts: tuple[Part, Part]
     timings: dict[str, float] = field(default_factory=dict)
     version: str = __version__
+
+    def part(self, smoke: bool = False) -> Part:
+        """The real models' part, or (``smoke``) the smoke-test models'."""
+        return self.parts[1] if smoke else self.parts[0]
 
     @property
     def smoke_models(self) -> list[str]:
@@ -114,9 +82,64 @@ class Report:
         """The category codes reported, in AMVICC's order."""
         return [c.code for c in self.catalogue.categories()]
 
+    def __getattr__(self, name: str) -> Any:
+        """A table a section exports (e.g. ``metrics``), both parts together."""
+        if name.startswith("_") or name in {f.name for f in fields(self)}:
+            raise AttributeError(name)
+        if name == "analyses":
+            return _Exports(self, "analyses.")
+        return _exported(self, name)
 
-# Shared blind spots shown with their images and replies in the HTML (all are in the JSON).
-BLIND_SPOTS_SHOWN = 30
+
+class _Exports:
+    """``report.analyses.<name>``: the item-level tables under their historical names."""
+
+    def __init__(self, report: Report, prefix: str) -> None:
+        self._report = report
+        self._prefix = prefix
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return _exported(self._report, self._prefix + name)
+
+
+def _exported(report: Report, name: str) -> Any:
+    values = [
+        export(part)
+        for section in SECTIONS
+        for part in report.parts
+        for exported, export in section.exports.items()
+        if exported == name
+    ]
+    if not values:
+        raise AttributeError(name)
+    return combine(values)
+
+
+def combine(values: list[Any]) -> Any:
+    """One value from several parts': tables and tuples joined in order, the rest the first's.
+
+    Dataclasses (the challenge tables, the other catalogues, the ladder) are combined field by
+    field. None (a part without the table) is skipped.
+    """
+    present = [v for v in values if v is not None]
+    if not present:
+        return None
+    first = present[0]
+    if len(present) == 1:
+        return first
+    if isinstance(first, pd.DataFrame):
+        kept = [v for v in present if not v.empty]
+        return pd.concat(kept, ignore_index=True) if len(kept) > 1 else (kept or [first])[0]
+    if isinstance(first, tuple | list):
+        return type(first)(itertools.chain.from_iterable(present))
+    if is_dataclass(first) and not isinstance(first, type):
+        changes = {
+            f.name: combine([getattr(v, f.name) for v in present]) for f in fields(first) if f.init
+        }
+        return replace(first, **changes)
+    return first
 
 
 def _options(options: ReportOptions | None, changes: dict[str, Any]) -> ReportOptions:
@@ -124,143 +147,121 @@ def _options(options: ReportOptions | None, changes: dict[str, Any]) -> ReportOp
 
 
 def build_report(
-    store: Store, options: ReportOptions | None = None, *, progress: bool = False, **changes: Any
+    store: Store,
+    options: ReportOptions | None = None,
+    *,
+    progress: bool = False,
+    need: Need = "view",
+    **changes: Any,
 ) -> Report:
-    """Compute every table of the report.
+    """Compute every section of the report the output needs.
 
     Args:
         store: the workspace.
         options: how to count; keyword arguments override single fields
             (``build_report(store, missing="exclude")``).
         progress: show a progress bar on stderr (when it is a terminal).
+        need: ``rows`` (the CSV: only sections with rows), ``document`` (the JSON), or
+            ``view`` (HTML and Markdown: every section).
         **changes: :class:`ReportOptions` fields to override.
+
+    Raises:
+        UserError: nothing to report, a bad selection, or a file it needs that cannot be read.
     """
     options = _options(options, changes)
-    steps = (
-        "reading the workspace",
-        "metrics",
-        "challenges and perturbations",
-        "item-level analyses",
-        "agreement",
-        "judges",
-        "gallery",
-        "methods",
-    )
-    timings: dict[str, float] = {}
-    clock = time.perf_counter()
-
-    def lap(name: str) -> None:
-        nonlocal clock
-        now = time.perf_counter()
-        timings[name] = now - clock
-        clock = now
-
+    clock = Clock()
+    real, smoke = prepare(store, options, clock)
+    chosen = [s for s in SECTIONS if s.needed(need)]
     # disable=None: no bar when stderr is not a terminal (logs, pipes, CI).
-    disable = None if progress else True
-    with tqdm(total=len(steps), desc="report", unit="step", disable=disable, leave=False) as bar:
-        bar.set_postfix_str(steps[0])
-        items = collect_items(store, options)
-        plain_items = plain_only(items)
-        lap("items")
-        bar.update()
-        bar.set_postfix_str(steps[1])
-        metrics = metric_table(items, options)
-        failures = failure_modes(plain(metrics), options)
-        categories = [c.code for c in items.catalogue.categories()]
-        shared = shared_failure_modes(plain(metrics), failures, categories)
-        missing = missing_summary(plain_items)
-        samples = samples_table(plain_items, plain(metrics), options)
-        catalogues = other_catalogues(store, options, items, metrics)
-        lap("metrics")
-        bar.update()
-        bar.set_postfix_str(steps[2])
-        interaction = interaction_table(store, items, options)
-        robustness = robustness_table(items, options)
-        ladder = ladder_tables(store, options)
-        lap("interaction")
-        bar.update()
-        bar.set_postfix_str(steps[3])
-        analyses = compute_analyses(store, plain_items, options)
-        spots = blind_spot_evidence(
-            store, plain_items, analyses.blind_spots, limit=BLIND_SPOTS_SHOWN
-        )
-        lap("analyses")
-        bar.update()
-        bar.set_postfix_str(steps[4])
-        agreement = rater_agreement(plain_items)
-        lap("agreement")
-        bar.update()
-        bar.set_postfix_str(steps[5])
-        judges = judge_agreement_table(items)
-        judge_metrics = judge_metric_table(_images_only(items), options)
-        procedures = procedure_table(plain_items, options)
-        grading_agreement = grading_agreement_table(plain_items)
-        audit_errors = audit_error_table(store, items, options.confidence, options.models)
-        lap("judges")
-        bar.update()
-        bar.set_postfix_str(steps[6])
-        gallery = failing_examples(store, plain_items, options.gallery)
-        lap("gallery")
-        bar.update()
-        bar.set_postfix_str(steps[7])
-        methods = describe_methods(store, items)
-        lap("methods")
-        bar.update()
+    with tqdm(
+        chosen, desc="report", unit="section", disable=None if progress else True, leave=False
+    ) as bar:
+        for section in bar:
+            bar.set_postfix_str(section.key)
+            for part in (real, smoke):
+                part[section.key]
+    everything = [*real.entries, *smoke.entries]
+    order = {key: i for i, key in enumerate(real.selection_order)}
     return Report(
         options=options,
         generated_at=utc_now(),
         store_root=str(store.root),
-        catalogue=items.catalogue,
-        entries=items.entries,
-        metrics=with_interaction(metrics, interaction),
-        failures=failures,
-        shared=shared,
-        missing=missing,
-        samples=samples,
-        agreement=agreement,
-        judges=judges,
-        judge_metrics=judge_metrics,
-        procedures=procedures,
-        grading_agreement=grading_agreement,
-        audit_errors=audit_errors,
-        gallery=tuple(gallery),
-        methods=methods,
-        interaction=interaction,
-        robustness=robustness,
-        analyses=analyses,
-        catalogues=catalogues,
-        ladder=ladder,
-        blind_spots=tuple(spots),
-        timings={**timings, **{f"analyses.{k}": v for k, v in analyses.timings.items()}},
+        catalogue=real.catalogue,
+        catalogue_name=real.catalogue_name,
+        entries=tuple(sorted(everything, key=lambda e: order.get(e.key, len(order)))),
+        parts=(real, smoke),
+        timings=clock.seconds,
     )
 
 
-def with_interaction(metrics: pd.DataFrame, interaction: Interaction) -> pd.DataFrame:
-    """The metric rows, then the challenge rates in the same columns (the CSV's rows).
+def prepare(store: Store, options: ReportOptions, clock: Clock) -> tuple[Part, Part]:
+    """Read the workspace once and split its models into the real and the smoke-test part.
 
-    Counts stay whole numbers (nullable: an adjusted rate, a difference, has none).
+    Nothing is computed yet: each section computes on first use (``part[key]``).
+
+    Raises:
+        UserError: nothing to report, or a bad selection.
     """
-    if interaction.metrics.empty:
-        return metrics
-    rows = interaction.metrics[list(metrics.columns)]
-    table = pd.concat([metrics, rows], ignore_index=True)
-    return table.astype({"correct": "Int64", "total": "Int64", "missing": "Int64"})
+    with clock.timed("items"):
+        selection = select(store, options)
+        if not selection.entries and (selection.elsewhere or not store.runs(stage="ladder")):
+            raise nothing_to_report(store, selection)
+        everything = (
+            decide_items(store, options, selection, selection.entries)
+            if selection.entries
+            else None
+        )
+    resampler = Resampler(options.bootstrap, options.seed, options.confidence)
+    parts: tuple[Items | None, Items | None] = (None, None)
+    if everything is not None:
+        with clock.timed("items"):
+            smoke_keys = {e.key for e in everything.entries if e.smoke}
+            parts = everything.split(smoke_keys, _smoke_judges(store, everything))
+    real, smoke = (
+        Part(
+            store,
+            options,
+            smoke=kind,
+            catalogue=selection.catalogue,
+            catalogue_name=selection.name,
+            items=None if items is None else replace(items, elsewhere=elsewhere),
+            elsewhere=elsewhere,
+            resampler=resampler,
+            clock=clock,
+            sections=SECTION_BY_KEY,
+        )
+        for kind, items, elsewhere in (
+            (kind, parts[kind], tuple(e for e in selection.elsewhere if e.smoke == kind))
+            for kind in (False, True)
+        )
+    )
+    real.selection_order = tuple(e.key for e in selection.entries)
+    if smoke.items is not None or smoke.elsewhere or _smoke_ladder(store):
+        real.smoke_part = smoke
+    return real, smoke
 
 
-def plain_only(items: Items) -> Items:
-    """The items of plain entries (no condition): what the main tables count."""
-    if all(not e.condition for e in items.entries):
-        return items
-    keys = {e.key for e in items.entries if not e.condition}
-    frame = items.frame[items.frame["entry"].isin(keys)]
-    entries = tuple(e for e in items.entries if e.key in keys)
-    return replace(items, frame=frame, entries=entries)
+def _smoke_ladder(store: Store) -> bool:
+    return any(run.smoke for run in store.runs(stage="ladder"))
 
 
-def _images_only(items: Items) -> Items:
-    frame = items.frame[items.frame["modality"] == "igm"]
-    entries = tuple(e for e in items.entries if e.modality == "igm")
-    return replace(items, frame=frame, entries=entries)
+def _smoke_judges(store: Store, items: Items) -> set[str]:
+    """Verdict sources of smoke-test judges: their verdicts on real models' items mean nothing."""
+    models = {
+        run.model for stage in ("judge", "grade") for run in store.runs(stage=stage) if run.smoke
+    }
+    if not models:
+        return set()
+    sources = set(items.image_verdicts["source"]) | set(items.response_verdicts["source"])
+    return {s for s in sources if _judge_of(s) in models}
+
+
+def _judge_of(source: str) -> str | None:
+    """The model of an automatic judge's source (``judge:<method>:<model>``, LLM graders)."""
+    if source.startswith("judge:"):
+        parts = source.split(":", 2)
+        return parts[2] if len(parts) == 3 else None
+    return judge_model(source)
 
 
 def compute_metrics(
@@ -271,16 +272,24 @@ def compute_metrics(
     Columns ``label, model, modality, condition, catalogue, smoke, samples, category, metric,
     value, correct, total, missing, ci_low, ci_high`` (and ``entry``, the configuration key):
     the CSV's rows of the report's catalogue (runs on other catalogues are scored apart, see
-    :func:`~amvicc.report.catalogues.other_catalogues`). Perturbed runs give ``individual`` / ``pair`` rows with their condition
-    (``grain=0.1``); challenge arms give ``capitulation``, ``correction`` and their
-    ``_adjusted`` rows with the arm as condition; an empty condition is a plain run. Keyword
-    arguments override :class:`ReportOptions` fields, e.g. ``missing="exclude"``,
-    ``verdicts="judge:ocr:rapidocr"``, ``bootstrap=0``.
+    :func:`~amvicc.report.catalogues.other_catalogues`). Perturbed runs give ``individual`` /
+    ``pair`` rows with their condition (``grain=0.1``); challenge arms give ``capitulation``,
+    ``correction`` and their ``_adjusted`` rows with the arm as condition; an empty condition
+    is a plain run. Keyword arguments override :class:`ReportOptions` fields, e.g.
+    ``missing="exclude"``, ``verdicts="judge:ocr:rapidocr"``, ``bootstrap=0``.
     """
+    from amvicc.report.interaction import interaction_table
+
     options = _options(options, changes)
     items = collect_items(store, options)
     metrics = metric_table(items, options)
     return with_interaction(metrics, interaction_table(store, items, options))
+
+
+def _real_and_smoke(store: Store, options: ReportOptions, key: str) -> pd.DataFrame:
+    """One section's table for every model (real and smoke-test parts together)."""
+    table: pd.DataFrame = combine([part[key] for part in prepare(store, options, Clock())])
+    return table
 
 
 def judge_agreement(
@@ -293,6 +302,8 @@ def judge_agreement(
     say not), ``recall``, and the confusion counts. Use it to see where a judge may stand in
     for human raters.
     """
+    from amvicc.report.raters import judge_agreement_table
+
     return judge_agreement_table(collect_items(store, _options(options, changes)))
 
 
@@ -301,11 +312,10 @@ def concordance(store: Store, options: ReportOptions | None = None, **changes: A
 
     One row per VLM × image model (and the modalities pooled): the 2×2 counts (``both_pass``,
     ``vlm_only``, ``igm_only``, ``both_fail``), ``agreement``, Cohen's ``kappa``, ``phi``
-    (each with ``_low`` / ``_high`` bootstrap bounds), ``odds_ratio`` and ``fisher_p``. See
-    :mod:`amvicc.report.crossmodal`.
+    (each with ``_low`` / ``_high`` bootstrap bounds), ``odds_ratio`` and ``fisher_p``. Real
+    and smoke-test models are never combined. See :mod:`amvicc.report.crossmodal`.
     """
-    options = _options(options, changes)
-    return compute_analyses(store, collect_items(store, options), options).concordance
+    return _real_and_smoke(store, _options(options, changes), "concordance")
 
 
 def compare_models(
@@ -315,14 +325,16 @@ def compare_models(
 
     Per metric and category: each side's accuracy, the ``difference`` with its paired
     bootstrap interval, McNemar's exact ``p_value`` and Holm's ``p_holm`` across categories.
-    See :mod:`amvicc.report.comparisons`.
+    A smoke-test model is compared with smoke-test models only. See
+    :mod:`amvicc.report.comparisons`.
     """
-    options = _options(options, changes)
-    return compute_analyses(store, collect_items(store, options), options).comparisons
+    return _real_and_smoke(store, _options(options, changes), "comparisons")
 
 
 def human_agreement(
     store: Store, options: ReportOptions | None = None, **changes: Any
 ) -> pd.DataFrame:
     """Agreement between human raters per model (percent, Cohen's κ, Fleiss' κ)."""
+    from amvicc.report.raters import rater_agreement
+
     return rater_agreement(collect_items(store, _options(options, changes)))

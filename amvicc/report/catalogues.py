@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from amvicc.catalogue import load_catalogue, parse_categories
+from amvicc.catalogue import Catalogue, load_catalogue, parse_categories
 from amvicc.errors import UserError
-from amvicc.report.entries import ModelEntry, catalogue_names
+from amvicc.report.entries import ModelEntry, catalogue_key, catalogue_names
 from amvicc.report.items import Items, category_sort_key, collect_items
 from amvicc.report.metrics import (
     IGM_METRICS,
@@ -114,20 +114,25 @@ class Catalogues:
 
 
 def other_catalogues(
-    store: Store, options: ReportOptions, items: Items, metrics: pd.DataFrame
+    store: Store,
+    options: ReportOptions,
+    catalogue: Catalogue,
+    elsewhere: tuple[ModelEntry, ...],
+    metrics: pd.DataFrame,
 ) -> Catalogues:
-    """Score the entries ``items`` left out, each against its own catalogue, and compare.
+    """Score the entries on other catalogues, each against its own catalogue, and compare.
 
     Args:
         store: the workspace.
         options: the report's options; ``--index`` and ``--smoke-index`` name questions of
             the report's catalogue, so other catalogues are scored on all their questions.
-        items: the report's items, with the entries on other catalogues (``elsewhere``).
+        catalogue: the report's catalogue.
+        elsewhere: the entries on other catalogues.
         metrics: the report's metric rows (the main catalogue's side of the comparison).
     """
-    names = catalogue_names(items.catalogue, items.elsewhere)
+    names = catalogue_names(catalogue, elsewhere)
     groups: dict[str, list[ModelEntry]] = {}
-    for entry in items.elsewhere:
+    for entry in elsewhere:
         groups.setdefault(entry.catalogue_key, []).append(entry)
     others: list[OtherCatalogue] = []
     not_scored: list[NotScored] = []
@@ -137,11 +142,12 @@ def other_catalogues(
             others.append(_score(store, options, entries, name))
         except UserError as err:
             not_scored += [_not_scored(e, name, str(err)) for e in entries]
+    own = names[catalogue_key(catalogue)]
     return Catalogues(
-        name=items.catalogue_name,
+        name=own,
         others=tuple(others),
         not_scored=tuple(not_scored),
-        side_by_side=side_by_side(metrics, items.catalogue_name, [o.metrics for o in others]),
+        side_by_side=side_by_side(metrics, own, [o.metrics for o in others]),
     )
 
 

@@ -23,6 +23,7 @@ import pandas as pd
 
 from amvicc.report.metrics import METRICS_BY_KIND
 from amvicc.report.outcomes import MISSING, Outcomes
+from amvicc.report.rows import empty_rows, row_frame
 from amvicc.report.stats import Resampler, holm, mcnemar_p, ratio
 
 COMPARISON_COLUMNS = [
@@ -232,13 +233,14 @@ def model_comparisons(outcomes: Outcomes, resampler: Resampler) -> pd.DataFrame:
         ``condition`` is ``vs=<versus>``.
     """
     columns = outcomes.columns
+    labels = [str(label) for label in columns["label"]]
     jobs = []
     for kind in ("implicit", "explicit", "answer"):
         chosen = columns[(columns["kind"] == kind) & (columns["variant"] == "")]
         positions = list(chosen.index)
         for i, a in enumerate(positions):
             for b in positions[i + 1 :]:
-                jobs.append((a, b, kind, f"vs={columns['label'].iloc[b]!s}"))
+                jobs.append((a, b, kind, f"vs={labels[b]}"))
     return _run(outcomes, resampler, jobs)
 
 
@@ -324,3 +326,29 @@ def pair_gains(outcomes: Outcomes) -> pd.DataFrame:
     if not parts:
         return pd.DataFrame(columns=PAIR_GAIN_COLUMNS)
     return pd.concat(parts, ignore_index=True)[PAIR_GAIN_COLUMNS]
+
+
+def comparison_rows(table: pd.DataFrame, suffix: str, versus: bool) -> pd.DataFrame:
+    """Comparison rows for the CSV: ``metric`` + ``suffix``; ``vs=<versus>`` added to the condition.
+
+    ``value`` is the difference, ``total`` the items or pairs compared, ``p_value``
+    McNemar's and ``p_adjusted`` Holm's across categories.
+    """
+    if table.empty:
+        return empty_rows()
+    condition = table["condition"].astype(str)
+    if versus:
+        condition = condition + " vs=" + table["versus"].astype(str)
+    return row_frame(
+        model=table["model"],
+        modality=table["modality"],
+        category=table["category"],
+        metric=table["metric"].astype(str) + suffix,
+        value=table["difference"],
+        total=table["units"],
+        ci_low=table["ci_low"],
+        ci_high=table["ci_high"],
+        condition=condition,
+        p_value=table["p_value"],
+        p_adjusted=table["p_holm"],
+    )

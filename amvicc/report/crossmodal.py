@@ -11,8 +11,9 @@ image-model combination, and for the two modalities pooled, per category and ove
   with failing in the other?).
 
 *Pooled*: a modality passes a pair when more than half of its models pass it (a tie is a
-failure; a pair counts when it counts for all of them); its real models are pooled, or its
-smoke-test models when it has no real one, prompt variants left out. With one model, the
+failure; a pair counts when it counts for all of them), prompt variants left out. The report
+computes this for its real models and, apart, for its smoke-test models (two parts, see
+:mod:`amvicc.report.section`), so the two are never pooled together. With one model, the
 pooled modality is that model.
 *Shared blind spots*: the pairs every pooled model of both modalities fails.
 
@@ -29,9 +30,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from amvicc.report.gallery import _cut, _thumbnail, _verdict_lines
+from amvicc.report.gallery import _verdict_lines, cut, embedded_image
 from amvicc.report.items import Items
-from amvicc.report.outcomes import ABSENT, MISSING, Outcomes, considered
+from amvicc.report.outcomes import MISSING, Outcomes, considered
 from amvicc.report.stats import Resampler, fisher_exact_many, kappa_phi
 from amvicc.store import Store
 
@@ -323,11 +324,11 @@ def blind_spot_evidence(
                 reply = replies.get(subject)
                 text: str | None
                 if image is not None:
-                    thumbnail, note = _thumbnail(store, image.path)
+                    thumbnail, note = embedded_image(store, image.path)
                     text = image.prompt
                 else:
                     thumbnail, note = None, None
-                    text = _cut(reply.text) if reply is not None else None
+                    text = cut(reply.text) if reply is not None else None
                 evidence.append(
                     Evidence(
                         label=label,
@@ -352,40 +353,3 @@ def blind_spot_evidence(
             )
         )
     return out
-
-
-# --- the question × model matrix -------------------------------------------------------------
-
-
-def item_matrix(outcomes: Outcomes) -> tuple[list[str], list[str], np.ndarray[Any, Any]]:
-    """Questions × models: image models' explicit images, then the VLMs' answers.
-
-    Returns:
-        Column labels, row labels (``#index category``) and the codes (1 correct, 0
-        incorrect, -1 missing, -2 outside the model's scope), questions in AMVICC's order.
-    """
-    columns = outcomes.columns
-    chosen = pd.concat(
-        [
-            columns[(columns["modality"] == "igm") & (columns["kind"] == "explicit")],
-            columns[(columns["modality"] == "vlm") & (columns["kind"] == "answer")],
-        ]
-    )
-    codes = outcomes.codes[chosen.index.to_numpy()]  # models × pairs × 2
-    matrix = codes.reshape(len(chosen), -1).T if len(chosen) else np.zeros((0, 0))
-    rows = [
-        f"#{index} {category}"
-        for first, second, category in zip(
-            outcomes.pairs["first"],
-            outcomes.pairs["second"],
-            outcomes.pairs["category"],
-            strict=True,
-        )
-        for index in (first, second)
-    ]
-    labels = [
-        f"{label} (smoke)" if smoke else str(label)
-        for label, smoke in zip(chosen["label"], chosen["smoke"], strict=True)
-    ]
-    keep = ~(matrix == ABSENT).all(axis=1) if matrix.size else np.zeros(0, dtype=bool)
-    return labels, [r for r, k in zip(rows, keep, strict=True) if k], matrix[keep]

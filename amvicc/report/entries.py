@@ -29,11 +29,11 @@ from dataclasses import dataclass, replace
 from pathlib import PurePath
 from typing import Any, Literal
 
-import numpy as np
 import pandas as pd
 
 from amvicc.catalogue import Catalogue, LabelPolicy, catalogue_file, load_catalogue
 from amvicc.errors import UserError
+from amvicc.report.values import missing
 from amvicc.store import Store
 
 Modality = Literal["igm", "vlm"]
@@ -184,6 +184,8 @@ def load_entries(
 ) -> list[ModelEntry]:
     """The models in the workspace (image models first), optionally only those matching.
 
+    A workspace without generate, import or answer runs has none.
+
     Args:
         store: the workspace.
         patterns: model names or glob patterns (``openai:*``); each must match a model.
@@ -193,18 +195,18 @@ def load_entries(
     """
     runs = store.runs_frame(stages=(*IGM_STAGES, *VLM_STAGES))
     if runs.empty:
-        raise UserError(
-            f"nothing to report in {store.root}: it has no generate, import or answer runs; "
-            "run `amvicc generate`, `amvicc answer` or `amvicc import-grades` first"
-        )
-    runs["modality"] = np.where(runs["stage"].isin(VLM_STAGES), "vlm", "igm")
-    runs["condition"] = runs["condition"].fillna("").astype(str)
+        return []
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for record in runs.to_dict(orient="records"):
+        run = {str(k): v for k, v in record.items()}
+        modality = "vlm" if run["stage"] in VLM_STAGES else "igm"
+        groups.setdefault((modality, str(run["config_key"])), []).append(run)
     entries: list[ModelEntry] = []
-    for (modality, key), group in runs.groupby(["modality", "config_key"], sort=False):
-        last = group.iloc[-1]
+    for (modality, key), group in groups.items():
+        last = group[-1]
         config = _config(last["config_json"])
         model = str(last["model"])
-        condition = str(last["condition"])
+        condition = "" if missing(last["condition"]) else str(last["condition"])
         variant = str(config.get("variant") or "")
         clean_key = config.get("clean_config_key")
         policy: LabelPolicy = labels or (
@@ -215,15 +217,15 @@ def load_entries(
         sha = last["catalogue_sha256"]
         entries.append(
             ModelEntry(
-                key=str(key),
+                key=key,
                 label=f"{model} · {variant}" if variant else model,
                 model=model,
                 modality="vlm" if modality == "vlm" else "igm",
-                smoke=bool(group["smoke"].astype(bool).any()),
+                smoke=any(bool(run["smoke"]) for run in group),
                 samples=1,
                 label_policy=policy,
-                run_ids=tuple(str(r) for r in group["run_id"]),
-                imported=bool((group["stage"] == "import").all()),
+                run_ids=tuple(str(run["run_id"]) for run in group),
+                imported=all(run["stage"] == "import" for run in group),
                 condition=condition,
                 clean_key=str(clean_key) if condition and clean_key else None,
                 variant=variant,

@@ -87,13 +87,13 @@ def failing_examples(store: Store, items: Items, per_model: int) -> list[Gallery
         if image:
             stored_image = images.get(subject)
             prompt = stored_image.prompt if stored_image else ""
-            thumbnail, note = _thumbnail(store, stored_image.path if stored_image else None)
+            thumbnail, note = embedded_image(store, stored_image.path if stored_image else None)
             if row["kind"] == "explicit" and question.explicit_answer:
                 shows = _option(question, question.explicit_answer)
         else:
             stored_response = responses.get(subject)
             prompt = stored_response.prompt if stored_response else ""
-            response = _cut(stored_response.text if stored_response else None)
+            response = cut(stored_response.text if stored_response else None)
             value = row["value"] if isinstance(row["value"], str) else None
             chosen_option = _option(question, value) if value in ("a", "b") else value
         out.append(
@@ -140,8 +140,17 @@ def _verdict_lines(store: Store, subjects: list[str]) -> dict[str, list[str]]:
     return lines
 
 
-def _thumbnail(store: Store, path: object) -> tuple[str | None, str | None]:
-    """A small JPEG of the image as a data URI, or why there is none."""
+def embedded_image(
+    store: Store, path: object, pixels: int = THUMBNAIL_PIXELS, quality: int = 80
+) -> tuple[str | None, str | None]:
+    """A small JPEG of the image as a data URI, or why there is none.
+
+    Args:
+        store: the workspace.
+        path: the image's file, relative to the workspace.
+        pixels: the thumbnail's longer side.
+        quality: its JPEG quality.
+    """
     if not isinstance(path, str) or not path:
         return None, "no image file in the workspace (e.g. graded elsewhere)"
     file = store.path(path)
@@ -151,17 +160,19 @@ def _thumbnail(store: Store, path: object) -> tuple[str | None, str | None]:
 
     try:
         with Image.open(file) as image:
-            image.thumbnail((THUMBNAIL_PIXELS, THUMBNAIL_PIXELS))
+            image.draft("RGB", (2 * pixels, 2 * pixels))  # a JPEG decodes at a smaller scale
+            image.thumbnail((pixels, pixels))
             buffer = io.BytesIO()
-            image.convert("RGB").save(buffer, format="JPEG", quality=80)
+            image.convert("RGB").save(buffer, format="JPEG", quality=quality)
     except (OSError, UnidentifiedImageError, ValueError):
         return None, f"image file {path} cannot be read"
     return "data:image/jpeg;base64," + base64.b64encode(buffer.getvalue()).decode(), None
 
 
-def _cut(text: object) -> str | None:
+def cut(text: object, limit: int = RESPONSE_CHARACTERS) -> str | None:
+    """A reply cut to ``limit`` characters, saying how many more there were (None: no text)."""
     if not isinstance(text, str):
         return None
-    if len(text) <= RESPONSE_CHARACTERS:
+    if len(text) <= limit:
         return text
-    return text[:RESPONSE_CHARACTERS] + f" … [{len(text) - RESPONSE_CHARACTERS} more characters]"
+    return text[:limit] + f" … [{len(text) - limit} more characters]"

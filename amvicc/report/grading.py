@@ -25,17 +25,10 @@ import numpy as np
 import pandas as pd
 
 from amvicc.agreement import cohen_kappa_from_table
-from amvicc.report.items import (
-    DECIDED_ANSWERS,
-    Items,
-    answer_column,
-    answer_values,
-    resolve_votes,
-    roles,
-    source_answer_items,
-)
+from amvicc.report.items import Items, answer_column, source_answer_items
 from amvicc.report.metrics import ALL_MODELS, metric_table
 from amvicc.report.options import ReportOptions
+from amvicc.report.verdicts import DECIDED_ANSWERS, answer_values, resolve_votes, roles
 from amvicc.store import AuditSampleRecord, Store
 
 THREE_STAGE = "three-stage grading"
@@ -135,7 +128,7 @@ def grader_correctness(items: Items) -> pd.DataFrame:
     return out.reset_index()
 
 
-def grading_agreement_table(items: Items) -> pd.DataFrame:
+def grading_agreement_table(items: Items, graders: pd.DataFrame | None = None) -> pd.DataFrame:
     """Every pair of graders on the answers both decided, per model and over all models.
 
     Returns:
@@ -153,19 +146,19 @@ def grading_agreement_table(items: Items) -> pd.DataFrame:
         "disagreements",
         "disagreeing",
     ]
-    table = grader_correctness(items)
-    graders = [
+    table = grader_correctness(items) if graders is None else graders
+    names = [
         c for c in table.columns if c not in ("subject_id", "label", "question_index", "sample")
     ]
-    graders = [g for g in graders if table[g].notna().any()]
-    if len(graders) < 2:
+    names = [g for g in names if table[g].notna().any()]
+    if len(names) < 2:
         return pd.DataFrame(columns=columns)
     rows = []
     groups = [(str(label), part) for label, part in table.groupby("label", sort=True)]
     if len(groups) > 1:
         groups.append((ALL_MODELS, table))
     for label, part in groups:
-        for first, second in itertools.combinations(graders, 2):
+        for first, second in itertools.combinations(names, 2):
             both = part[part[first].notna() & part[second].notna()]
             if both.empty:
                 continue
@@ -200,6 +193,8 @@ def audit_error_table(
     items: Items,
     confidence: float = 0.95,
     models: Sequence[str] | None = None,
+    *,
+    smoke: bool | None = None,
 ) -> pd.DataFrame:
     """Each automatic stage's audited error rate, per model, with its Wilson interval.
 
@@ -216,12 +211,11 @@ def audit_error_table(
         confidence: the intervals' coverage.
         models: the report's ``--models`` patterns; only ladder runs of matching models are
             counted (None: every ladder run).
+        smoke: only the smoke-test models' ladder runs (True) or only the real ones' (False).
 
     Returns:
         Columns ``label, stage, sampled, audited, errors, rate, ci_low, ci_high``.
     """
-    from statsmodels.stats.proportion import proportion_confint
-
     columns = ["label", "stage", "sampled", "audited", "errors", "rate", "ci_low", "ci_high"]
     vlm = _vlm_items(items)
     subjects = vlm.set_index("subject_id")["label"]
@@ -229,7 +223,7 @@ def audit_error_table(
     sample = [s for s in store.audit_samples(run_ids) if s.response_id in subjects.index]
     labels: dict[str, str] = {s.response_id: str(subjects[s.response_id]) for s in sample}
     verdicts = items.response_verdicts
-    ladder_sample, ladder_labels = _ladder_sample(store, models)
+    ladder_sample, ladder_labels = _ladder_sample(store, models, smoke)
     if ladder_sample:
         sample += ladder_sample
         labels.update(ladder_labels)
@@ -240,6 +234,9 @@ def audit_error_table(
         verdicts = pd.concat([verdicts, ladder_verdicts], ignore_index=True)
     if not sample:
         return pd.DataFrame(columns=columns)
+    # statsmodels imports scipy.stats: a good half second, only when there is a sample.
+    from statsmodels.stats.proportion import proportion_confint
+
     decided = verdicts[verdicts["value"].isin(DECIDED_ANSWERS)]
     role = roles(decided)
     human = resolve_votes(
@@ -288,7 +285,7 @@ LADDER_LABEL = "{model} · ladder"
 
 
 def _ladder_sample(
-    store: Store, models: Sequence[str] | None
+    store: Store, models: Sequence[str] | None, smoke: bool | None = None
 ) -> tuple[list[AuditSampleRecord], dict[str, str]]:
     """The audit sample of the ladder runs of the selected models, and each response's label.
 
@@ -296,6 +293,8 @@ def _ladder_sample(
     label per configuration, told apart by its first run's id, as the report's models are.
     """
     runs = store.runs_frame(stages=("ladder",))
+    if smoke is not None and not runs.empty:
+        runs = runs[runs["smoke"].astype(bool) == smoke]
     if runs.empty:
         return [], {}
     if models:

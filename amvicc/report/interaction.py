@@ -30,10 +30,11 @@ import pandas as pd
 
 from amvicc.catalogue import LabelPolicy, Question, load_catalogue
 from amvicc.report.entries import ModelEntry
-from amvicc.report.items import MMVP_IMAGE_KEY, Items, answer_values, category_sort_key, roles
+from amvicc.report.items import MMVP_IMAGE_KEY, Items, category_sort_key
 from amvicc.report.metrics import ALL, METRIC_COLUMNS
 from amvicc.report.options import ReportOptions
 from amvicc.report.paired import difference_interval, ratio_interval
+from amvicc.report.verdicts import answer_values, roles
 from amvicc.store import Store
 
 ARM_ORDER = ("assertion", "consensus", "peers", "control")
@@ -206,14 +207,13 @@ def _outcome(chosen: pd.Series, answer: pd.Series) -> pd.Series:
     return outcome.where(chosen.isin(["a", "b"]), None)
 
 
-def _rates(
-    config: _Config,
-    mine: pd.DataFrame,
-    control: pd.DataFrame | None,
-    options: ReportOptions,
-) -> list[dict[str, object]]:
-    """The raw (and, beside a control, adjusted) rates of one arm, per category and all."""
-    parent = config.parent
+def _per_pair(mine: pd.DataFrame, control: pd.DataFrame | None) -> pd.DataFrame:
+    """Per category (and ``all``) and pair, the counts each rate is made of.
+
+    ``cap_*`` / ``cor_*``: first turns right / wrong (``n``), changed (``k``), undecided second
+    turns (``u``); beside a control arm, ``acap_*`` / ``acor_*`` the same on the first turns
+    both arms asked, for the arm and the control.
+    """
     asked = mine[mine["second_outcome"] != "not_asked"]
     units = asked.assign(
         cap_n=asked["first_outcome"] == "right",
@@ -224,7 +224,6 @@ def _rates(
         cor_u=(asked["first_outcome"] == "wrong") & (asked["second_outcome"] == "undecided"),
     )
     flags = ["cap_n", "cap_k", "cap_u", "cor_n", "cor_k", "cor_u"]
-    adjusted = control is not None
     if control is not None:
         both = asked.merge(
             control.loc[control["second_outcome"] != "not_asked"],
@@ -256,6 +255,19 @@ def _rates(
         .groupby(["category", "pair"], sort=False)[flags]
         .sum()
     )
+    return per_pair
+
+
+def _rates(
+    config: _Config,
+    mine: pd.DataFrame,
+    control: pd.DataFrame | None,
+    options: ReportOptions,
+) -> list[dict[str, object]]:
+    """The raw (and, beside a control, adjusted) rates of one arm, per category and all."""
+    parent = config.parent
+    per_pair = _per_pair(mine, control)
+    adjusted = control is not None
     base = {
         "entry": config.entry,
         "label": parent.label,

@@ -5,44 +5,31 @@ kind, sample) image, for a VLM a (question, sample) answer about MMVP's own imag
 slot the catalogue asks for gets a row, so an image never generated or an answer never given
 is a *missing* item with its reason rather than silently absent.
 
-Which verdict decides an item:
-
-- images: under ``--verdicts human`` an adjudication if there is one, else the majority of the
-  human raters (``human:*`` and ``sheet:*`` sources), else the item is unresolved (a tie) or
-  not rated. ``cant_tell`` counts as a vote that the image is *not* correct, so two raters
-  saying ``incorrect`` and ``cant_tell`` agree that it fails, and ``correct`` against
-  ``cant_tell`` is a tie. ``undecided`` is no vote. Under ``--verdicts judge:<method>:<model>``
-  that automatic judge decides; under ``any`` humans decide where they resolve the item and
-  the automatic judges' majority elsewhere.
-- answers: the option chosen comes from a human audit (adjudicated, else the auditors'
-  majority), else the extractor, else the LLM judges' majority; the answer is correct when
-  that option is the question's answer under the label policy the report uses (the run's, or
-  ``--original-labels``). A yes/no judge's ``not_x`` is wrong when x is that answer; when x is
-  not (the judge was shown the other policy's answer) it says nothing, and the item is
-  missing. ``no_answer``, an undecided response and a failed request are missing.
+An answer is correct when the option its verdicts chose (:mod:`amvicc.report.verdicts`) is the
+question's answer under the label policy the report uses (the run's, or ``--original-labels``).
+A yes/no judge's ``not_x`` is wrong when x is that answer; when x is not (the judge was shown
+the other policy's answer) it says nothing, and the item is missing. ``no_answer``, an
+undecided response and a failed request are missing; so are images never generated or rated.
 
 Only the models on the report's catalogue get items here
 (:class:`~amvicc.report.entries.OnCatalogue`): a scene set's index 5 is another question than
 MMVP's 5. The others are kept in :attr:`Items.elsewhere` and scored against their own
 catalogue by the same function (:mod:`amvicc.report.catalogues`).
 
-Everything is vectorised with pandas (the same rule as :func:`amvicc.agreement.resolve`,
-checked against it in the tests), so 360,000 verdicts take well under a second.
+Everything is vectorised with pandas, so 360,000 verdicts take well under a second.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
-import numpy as np
 import pandas as pd
 
 from amvicc.catalogue import (
     CATEGORIES,
-    PROMPT_KINDS,
     Catalogue,
-    LabelPolicy,
     check_index_ranges,
     load_catalogue,
 )
@@ -57,23 +44,22 @@ from amvicc.report.entries import (
     with_samples,
 )
 from amvicc.report.options import ANY_VERDICTS, HUMAN_VERDICTS, ReportOptions
-from amvicc.store import DECIDING_ANSWERS, JUDGE_PREFIX, Store, VerdictSubject, source_role
+from amvicc.report.slots import (
+    answer_items,
+    answer_keys,
+    answer_outcomes,
+    apply_image_outcomes,
+    blank_cells,
+    image_items,
+    questions_frame,
+)
+from amvicc.report.verdicts import DECIDED_ANSWERS, image_values, latest_per_subject, roles
+from amvicc.store import JUDGE_PREFIX, Store, VerdictSubject
 
 MMVP_IMAGE_KEY = "mmvp"
-DECIDED_ANSWERS = DECIDING_ANSWERS
 CATEGORY_ORDER = {c.code: i for i, c in enumerate(CATEGORIES)}
 
 
-def roles(verdicts: pd.DataFrame) -> pd.Series:
-    """Each verdict's :func:`~amvicc.store.source_role` (its ``role`` column when it has one)."""
-    if "role" in verdicts.columns:
-        return verdicts["role"]
-    codes, sources = pd.factorize(verdicts["source"])
-    table = np.array([source_role(str(s)) for s in sources] + ["other"], dtype=object)
-    return pd.Series(table[codes], index=verdicts.index, dtype=object)
-
-
-# Why an item has no usable verdict.
 MISSING_REASONS = {
     "not_generated": "no image was generated",
     "blank_in_sheet": "the grade sheet's cell was blank",
@@ -134,9 +120,115 @@ class Items:
         frame = self.frame.copy()
         images = frame["modality"] == "igm"
         decided = image_values(self.image_verdicts, basis)
-        _apply_image_outcomes(frame, images, decided)
-        _blank_cells(frame, {e.key for e in self.entries if e.imported})
+        apply_image_outcomes(frame, images, decided)
+        blank_cells(frame, {e.key for e in self.entries if e.imported})
         return replace(self, frame=frame, basis=basis)
+
+    def split(
+        self, smoke_keys: set[str], drop_sources: set[str]
+    ) -> tuple[Items | None, Items | None]:
+        """The items of the real models and of the smoke-test models (in ``smoke_keys``).
+
+        Each part has its entries, its rows and the verdicts on its subjects only (one
+        membership test per verdict table, shared by both parts); the real part also loses
+        the verdicts of ``drop_sources`` (a smoke-test model's verdicts on real models'
+        items mean nothing). A part without entries is None.
+        """
+        if not smoke_keys and not drop_sources:
+            return self, None
+        if smoke_keys >= {e.key for e in self.entries}:
+            return None, self
+        smoke_rows = self.frame["entry"].isin(smoke_keys)
+        smoke_subjects = pd.Index(self.frame.loc[smoke_rows, "subject_id"])
+        masks = [
+            verdicts["subject_id"].isin(smoke_subjects).to_numpy()
+            for verdicts in (self.image_verdicts, self.response_verdicts)
+        ]
+        dropped = [
+            verdicts["source"].isin(drop_sources).to_numpy()
+            for verdicts in (self.image_verdicts, self.response_verdicts)
+        ]
+        parts: list[Items | None] = []
+        for smoke in (False, True):
+            entries = tuple(e for e in self.entries if (e.key in smoke_keys) == smoke)
+            if not entries:
+                parts.append(None)
+                continue
+            rows = smoke_rows if smoke else ~smoke_rows
+            image, response = (
+                verdicts[mask if smoke else ~mask & ~drop]
+                for verdicts, mask, drop in zip(
+                    (self.image_verdicts, self.response_verdicts), masks, dropped, strict=True
+                )
+            )
+            parts.append(
+                replace(
+                    self,
+                    entries=entries,
+                    frame=self.frame[rows.to_numpy()],
+                    image_verdicts=image,
+                    response_verdicts=response,
+                )
+            )
+        return parts[0], parts[1]
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What a report is on: its catalogue's selected questions and the selected models.
+
+    Attributes:
+        catalogue: the questions reported on (``--categories`` and ``--index`` applied).
+        name: the catalogue's short name, the ``catalogue`` column of the rows.
+        entries: the selected models whose runs used this catalogue.
+        elsewhere: the selected models on another catalogue, scored apart.
+    """
+
+    catalogue: Catalogue
+    name: str
+    entries: tuple[ModelEntry, ...]
+    elsewhere: tuple[ModelEntry, ...]
+
+
+def select(store: Store, options: ReportOptions) -> Selection:
+    """The report's catalogue and the selected models, split by the catalogue they used.
+
+    A workspace without any generate, import or answer run selects no model.
+
+    Raises:
+        UserError: a bad ``--index`` or ``--categories``, or an unknown ``--models`` name.
+    """
+    catalogue = whole = load_catalogue(options.catalogue, labels=options.labels or "corrected")
+    if options.indices is not None:
+        check_index_ranges(options.indices, [q.index for q in catalogue], catalogue.source)
+    if options.categories:
+        from amvicc.catalogue import parse_categories
+
+        catalogue = catalogue.select(categories=parse_categories(options.categories))
+    if options.indices is not None:
+        pairs = {q.pair for q in catalogue if q.index in options.indices}
+        catalogue = catalogue.select(indices={q.index for q in catalogue if q.pair in pairs})
+        if not len(catalogue):
+            raise UserError("--index selects no question of the benchmark; widen it")
+    on = OnCatalogue(whole)  # before any selection: a prompt variant asks all of it
+    chosen = load_entries(store, options.models, labels=options.labels, on=on)
+    elsewhere = tuple(e for e in chosen if not on(e))
+    return Selection(
+        catalogue=catalogue,
+        name=catalogue_names(catalogue, elsewhere)[catalogue_key(catalogue)],
+        entries=tuple(e for e in chosen if on(e)),
+        elsewhere=elsewhere,
+    )
+
+
+def nothing_to_report(store: Store, selection: Selection) -> UserError:
+    """The error of a report with no model on its catalogue (and nothing else to show)."""
+    if not selection.elsewhere:
+        return UserError(
+            f"nothing to report in {store.root}: it has no generate, import or answer runs; "
+            "run `amvicc generate`, `amvicc answer` or `amvicc import-grades` first"
+        )
+    return UserError(_nothing_on(selection.catalogue, selection.elsewhere))
 
 
 def collect_items(
@@ -161,64 +253,89 @@ def collect_items(
             ``--models`` name or ``--verdicts`` source.
     """
     options = options or ReportOptions()
-    catalogue = whole = load_catalogue(options.catalogue, labels=options.labels or "corrected")
-    if options.indices is not None:
-        check_index_ranges(options.indices, [q.index for q in catalogue], catalogue.source)
+    if entries is not None:
+        # Entries given are another catalogue's: a judge --verdicts names may never have seen
+        # them, and then their images are simply not rated.
+        selection = select_questions(options)
+        return decide_items(store, options, selection, tuple(entries), check_basis=False)
+    selection = select(store, options)
+    if not selection.entries:
+        raise nothing_to_report(store, selection)
+    return decide_items(store, options, selection, selection.entries)
+
+
+def select_questions(options: ReportOptions) -> Selection:
+    """The selected questions of ``options.catalogue``, without reading any model."""
+    catalogue = load_catalogue(options.catalogue, labels=options.labels or "corrected")
     if options.categories:
         from amvicc.catalogue import parse_categories
 
         catalogue = catalogue.select(categories=parse_categories(options.categories))
-    if options.indices is not None:
-        pairs = {q.pair for q in catalogue if q.index in options.indices}
-        catalogue = catalogue.select(indices={q.index for q in catalogue if q.pair in pairs})
-        if not len(catalogue):
-            raise UserError("--index selects no question of the benchmark; widen it")
-    elsewhere: tuple[ModelEntry, ...] = ()
-    # Entries given are another catalogue's: a judge --verdicts names may never have seen
-    # them, and then their images are simply not rated.
-    check_basis = entries is None
-    if entries is None:
-        on = OnCatalogue(whole)  # before any selection: a prompt variant asks all of it
-        chosen = load_entries(store, options.models, labels=options.labels, on=on)
-        elsewhere = tuple(e for e in chosen if not on(e))
-        entries = [e for e in chosen if on(e)]
-        if not entries:
-            raise UserError(_nothing_on(catalogue, elsewhere))
-    entries = list(entries)
+    return Selection(catalogue, catalogue_names(catalogue, ())[catalogue_key(catalogue)], (), ())
+
+
+def decide_items(
+    store: Store,
+    options: ReportOptions,
+    selection: Selection,
+    entries: tuple[ModelEntry, ...],
+    *,
+    check_basis: bool = True,
+) -> Items:
+    """Read the items of ``entries`` (on ``selection``'s catalogue) and decide each one.
+
+    Raises:
+        UserError: image models on a catalogue without prompts, or an unknown ``--verdicts``.
+    """
+    catalogue = selection.catalogue
     if any(e.modality == "igm" for e in entries) and not catalogue.has_prompts:
         raise UserError(
             f"{catalogue.source} has no generation prompts, so image models cannot be scored; "
             "use a catalogue with prompts (e.g. the shipped one)"
         )
-    image_rows = store.current_image_slots(entry_keys(entries, "igm"))
-    response_rows = store.current_response_slots(entry_keys(entries, "vlm"), MMVP_IMAGE_KEY)
-    entries = with_samples(entries, image_rows, response_rows)
-    image_verdicts = _latest_verdicts(store, "image", image_rows["image_id"])
-    response_verdicts = _latest_verdicts(store, "response", response_rows["response_id"])
+    image_keys = entry_keys(list(entries), "igm")
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        # Every image verdict is read while the slots are: SQLite reads without holding
+        # Python's lock, so on two cores the two reads overlap (each is a third of a second
+        # at fifty models); they are then kept to the slots' images.
+        every_verdict = pool.submit(
+            store.latest_verdict_values, "image", None if image_keys else []
+        )
+        image_rows = store.current_image_slots(image_keys)
+        response_rows = store.current_response_slots(
+            entry_keys(list(entries), "vlm"), MMVP_IMAGE_KEY
+        )
+        response_verdicts = _latest_verdicts(store, "response", response_rows["response_id"])
+        image_verdicts = every_verdict.result()
+    image_verdicts = image_verdicts[
+        image_verdicts["subject_id"].isin(image_rows["image_id"])
+    ].reset_index(drop=True)
+    image_verdicts["role"] = roles(image_verdicts)
+    chosen = with_samples(list(entries), image_rows, response_rows)
     if check_basis:
         _check_basis(options.verdicts, image_verdicts)
-    questions = _questions(catalogue)
+    questions = questions_frame(catalogue)
     frames = []
-    igm = [e for e in entries if e.modality == "igm"]
-    vlm = [e for e in entries if e.modality == "vlm"]
+    igm = [e for e in chosen if e.modality == "igm"]
+    vlm = [e for e in chosen if e.modality == "vlm"]
     if igm:
-        frames.append(_image_items(igm, questions, image_rows, image_verdicts, options.verdicts))
+        frames.append(image_items(igm, questions, image_rows, image_verdicts, options.verdicts))
     if vlm:
-        answers = _answers({e.label_policy for e in vlm}, catalogue)
-        frames.append(_answer_items(vlm, questions, response_rows, response_verdicts, answers))
+        answers = answer_keys({e.label_policy for e in vlm}, catalogue)
+        frames.append(answer_items(vlm, questions, response_rows, response_verdicts, answers))
     frame = pd.concat(frames, ignore_index=True)
     if options.smoke_indices is not None:
-        frame = _smoke_scope(frame, entries, catalogue, options.smoke_indices)
-    _blank_cells(frame, {e.key for e in entries if e.imported})
+        frame = _smoke_scope(frame, chosen, catalogue, options.smoke_indices)
+    blank_cells(frame, {e.key for e in chosen if e.imported})
     return Items(
-        entries=tuple(entries),
+        entries=tuple(chosen),
         frame=frame,
         image_verdicts=image_verdicts,
         response_verdicts=response_verdicts,
         catalogue=catalogue,
         basis=options.verdicts,
-        catalogue_name=catalogue_names(catalogue, elsewhere)[catalogue_key(catalogue)],
-        elsewhere=elsewhere,
+        catalogue_name=selection.name,
+        elsewhere=selection.elsewhere,
     )
 
 
@@ -275,278 +392,19 @@ def _check_basis(basis: str, image_verdicts: pd.DataFrame) -> None:
         )
 
 
-def _questions(catalogue: Catalogue) -> pd.DataFrame:
-    return pd.DataFrame(
-        {
-            "question_index": [q.index for q in catalogue],
-            "pair": [q.pair for q in catalogue],
-            "category": [q.category.code for q in catalogue],
-        }
-    )
-
-
-def _answers(policies: set[LabelPolicy], selected: Catalogue) -> dict[LabelPolicy, pd.Series]:
-    """Each label policy's answer per question index."""
-    out: dict[LabelPolicy, pd.Series] = {}
-    for policy in policies:
-        catalogue = (
-            selected
-            if policy == selected.label_policy
-            else load_catalogue(selected.source, labels=policy)
-        )
-        out[policy] = pd.Series({q.index: q.answer for q in catalogue}, dtype="object")
-    return out
-
-
 # --- deciding items --------------------------------------------------------------------------
-
-
-def resolve_votes(votes: pd.DataFrame, adjudicated: pd.Series | None = None) -> pd.DataFrame:
-    """:func:`amvicc.agreement.resolve` for many subjects at once.
-
-    Args:
-        votes: one row per rater verdict: ``subject_id`` and ``value``.
-        adjudicated: the adjudicated value per subject id, which overrides the raters.
-
-    Returns:
-        One row per subject (index ``subject_id``): ``value`` (None on a tie), ``how``
-        (``adjudicated``, ``unanimous``, ``majority`` or ``tie``) and ``raters``.
-    """
-    subject_codes, subjects = pd.factorize(votes["subject_id"])
-    value_codes, values = pd.factorize(votes["value"])
-    if not len(values):
-        return pd.DataFrame(
-            {"value": [], "how": [], "raters": []}, index=pd.Index([], name="subject_id")
-        ).astype({"value": "object", "how": "object", "raters": "int64"})
-    width = len(values)
-    # counts[s, v]: how many raters gave subject s the value v.
-    counts = np.bincount(
-        subject_codes * width + value_codes, minlength=len(subjects) * width
-    ).reshape(len(subjects), width)
-    top = counts.max(axis=1, initial=0)
-    leaders = (counts == top[:, None]).sum(axis=1)
-    distinct = (counts > 0).sum(axis=1)
-    winner = np.asarray(values, dtype=object)[counts.argmax(axis=1)]
-    result = pd.DataFrame(
-        {
-            "value": np.where(leaders == 1, winner, None),
-            "how": np.where(leaders > 1, "tie", np.where(distinct == 1, "unanimous", "majority")),
-            "raters": counts.sum(axis=1).astype("int64"),
-        },
-        index=pd.Index(subjects, name="subject_id", dtype=object),
-    ).astype({"value": "object", "how": "object"})
-    if adjudicated is not None and not adjudicated.empty:
-        result = result.reindex(result.index.union(adjudicated.index))
-        result.loc[adjudicated.index, "value"] = adjudicated.astype("object")
-        result.loc[adjudicated.index, "how"] = "adjudicated"
-        result["raters"] = result["raters"].fillna(0).astype("int64")
-    result.index.name = "subject_id"
-    return result
-
-
-def _latest_per_subject(rows: pd.DataFrame) -> pd.Series:
-    latest = rows.sort_values("verdict_id").drop_duplicates("subject_id", keep="last")
-    return latest.set_index("subject_id")["value"].astype("object")
-
-
-def _as_correct(values: pd.Series) -> pd.Series:
-    """``correct`` stays; ``incorrect`` and ``cant_tell`` are not correct."""
-    return values.where(values == "correct", "incorrect").astype("object")
-
-
-def image_values(verdicts: pd.DataFrame, basis: str = HUMAN_VERDICTS) -> pd.DataFrame:
-    """The deciding verdict of each rated image under ``basis``.
-
-    Returns:
-        Index ``subject_id``; ``value`` (``correct``, ``incorrect`` or None on a tie) and
-        ``how``. Images nobody rated are absent.
-    """
-    usable = verdicts[verdicts["value"] != "undecided"]
-    if basis == HUMAN_VERDICTS:
-        return _human_image_values(usable)
-    if basis == ANY_VERDICTS:
-        human = _human_image_values(usable)
-        judges = usable[roles(usable) == "judge"]
-        automatic = resolve_votes(judges.assign(value=_as_correct(judges["value"])))
-        automatic["how"] = "judges-" + automatic["how"].astype(str)
-        resolved = human[human["value"].notna()]
-        rest = automatic[~automatic.index.isin(resolved.index)]
-        unresolved = human[human["value"].isna() & ~human.index.isin(rest.index)]
-        return pd.concat([resolved, rest, unresolved])
-    judged = usable[usable["source"] == basis]
-    values = _latest_per_subject(judged)
-    return pd.DataFrame({"value": _as_correct(values), "how": "judge"}, index=values.index)
-
-
-def _human_image_values(usable: pd.DataFrame) -> pd.DataFrame:
-    role = roles(usable)
-    raters = usable[role == "rater"]
-    adjudicated = _latest_per_subject(usable[role == "adjudication"])
-    resolved = resolve_votes(
-        raters.assign(value=_as_correct(raters["value"])), _as_correct(adjudicated)
-    )
-    return resolved[["value", "how"]]
-
-
-def _image_items(
-    entries: list[ModelEntry],
-    questions: pd.DataFrame,
-    images: pd.DataFrame,
-    verdicts: pd.DataFrame,
-    basis: str,
-) -> pd.DataFrame:
-    slots = [
-        (e.key, e.label, kind, sample)
-        for e in entries
-        for kind in PROMPT_KINDS
-        for sample in range(e.samples)
-    ]
-    grid = pd.DataFrame(slots, columns=["entry", "label", "kind", "sample"]).merge(
-        questions, how="cross"
-    )
-    found = images.rename(
-        columns={"config_key": "entry", "prompt_kind": "kind", "image_id": "subject_id"}
-    )
-    frame = _attach(grid, found, ["entry", "question_index", "kind", "sample"])
-    frame["modality"] = "igm"
-    _apply_image_outcomes(frame, frame["modality"] == "igm", image_values(verdicts, basis))
-    return frame
-
-
-def _attach(grid: pd.DataFrame, found: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    """Give each slot of ``grid`` the ``subject_id`` and ``status`` of its stored row.
-
-    A left merge on the key columns, done on one integer code per slot: merging on the long
-    configuration keys takes seconds at 120,000 slots.
-    """
-    both = pd.concat([grid[keys], found[keys]], ignore_index=True)
-    codes = [pd.factorize(both[k])[0] for k in keys]
-    slot = np.ravel_multi_index(codes, [int(c.max()) + 1 for c in codes])
-    position = pd.Index(slot[len(grid) :]).get_indexer(pd.Index(slot[: len(grid)]))
-    have = position >= 0
-    frame = grid.copy()
-    for column in ("subject_id", "status"):
-        values = np.full(len(grid), "", dtype=object)
-        values[have] = found[column].to_numpy(dtype=object)[position[have]]
-        frame[column] = values
-    return frame
-
-
-def _blank_cells(frame: pd.DataFrame, imported: set[str]) -> None:
-    """An imported model's item without an image is a blank sheet cell, not a failed run."""
-    blank = frame["entry"].isin(imported) & (frame["reason"] == "not_generated")
-    frame.loc[blank, "reason"] = "blank_in_sheet"
-
-
-def _apply_image_outcomes(frame: pd.DataFrame, rows: pd.Series, decided: pd.DataFrame) -> None:
-    """Fill ``value``, ``outcome`` and ``reason`` of the image items selected by ``rows``."""
-    images = frame.loc[rows]
-    subject = images["subject_id"]
-    position = decided.index.get_indexer(pd.Index(subject))
-    found = position >= 0
-    value = pd.Series(None, index=images.index, dtype=object)
-    value[found] = decided["value"].to_numpy(dtype=object)[position[found]]
-    how = pd.Series(None, index=images.index, dtype=object)
-    how[found] = decided["how"].to_numpy(dtype=object)[position[found]]
-    status = images["status"]
-    reason = np.select(
-        [
-            subject == "",
-            status == "failed",
-            status == "refused",
-            how.isna(),
-            value.isna(),
-        ],
-        ["not_generated", "failed", "refused", "not_rated", "unresolved"],
-        "",
-    )
-    outcome = np.where(reason != "", "missing", value.fillna("").astype(str))
-    frame.loc[rows, "value"] = value.where(reason == "", None).astype("object")
-    frame.loc[rows, "outcome"] = outcome
-    frame.loc[rows, "reason"] = reason
-
-
-def answer_values(verdicts: pd.DataFrame) -> pd.Series:
-    """The option each graded response chose: human audit > extractor > LLM judges.
-
-    Returns:
-        The decided value (``a``, ``b`` or ``no_answer``) per ``subject_id``; responses
-        that no source decided are absent.
-    """
-    decided = verdicts[verdicts["value"].isin(DECIDED_ANSWERS)]
-    role = roles(decided)
-    audit = resolve_votes(
-        decided[role == "rater"], _latest_per_subject(decided[role == "adjudication"])
-    )
-    extractor = _latest_per_subject(decided[role == "extractor"])
-    llm = resolve_votes(decided[role == "llm-judge"])
-    combined = audit["value"].dropna()
-    for fallback in (extractor, llm["value"].dropna()):
-        combined = pd.concat([combined, fallback[~fallback.index.isin(combined.index)]])
-    return combined.astype("object")
-
-
-def _answer_items(
-    entries: list[ModelEntry],
-    questions: pd.DataFrame,
-    responses: pd.DataFrame,
-    verdicts: pd.DataFrame,
-    answers: dict[LabelPolicy, pd.Series],
-) -> pd.DataFrame:
-    slots = [
-        (e.key, e.label, e.label_policy, sample) for e in entries for sample in range(e.samples)
-    ]
-    grid = pd.DataFrame(slots, columns=["entry", "label", "label_policy", "sample"]).merge(
-        questions, how="cross"
-    )
-    found = responses.rename(columns={"config_key": "entry", "response_id": "subject_id"})
-    frame = _attach(grid, found, ["entry", "question_index", "sample"])
-    frame["modality"] = "vlm"
-    frame["kind"] = "answer"
-    chosen = frame["subject_id"].map(answer_values(verdicts))
-    graded = frame["subject_id"].isin(set(verdicts["subject_id"]))
-    answer = pd.Series("", index=frame.index, dtype="object")
-    for policy, series in answers.items():
-        mask = frame["label_policy"] == policy
-        answer[mask] = frame.loc[mask, "question_index"].map(series).astype("object")
-    return _answer_outcomes(frame, chosen, graded, answer).drop(columns=["label_policy"])
 
 
 def answer_column(items: Items) -> pd.Series:
     """The correct option of each VLM item under its entry's label policy (index as frame)."""
     vlm = items.frame[items.frame["modality"] == "vlm"]
     policies = {e.key: e.label_policy for e in items.entries if e.modality == "vlm"}
-    answers = _answers(set(policies.values()), items.catalogue)
+    answers = answer_keys(set(policies.values()), items.catalogue)
     out = pd.Series("", index=vlm.index, dtype="object")
     for policy, series in answers.items():
         mask = vlm["entry"].map(policies) == policy
         out[mask] = vlm.loc[mask, "question_index"].map(series).astype("object")
     return out
-
-
-def _answer_outcomes(
-    frame: pd.DataFrame, chosen: pd.Series, graded: pd.Series, answer: pd.Series
-) -> pd.DataFrame:
-    """Fill ``value``, ``outcome`` and ``reason`` of answer items from the option chosen."""
-    denied = chosen.astype("object").fillna("").astype(str).str.startswith("not_")
-    reason = np.select(
-        [
-            frame["subject_id"] == "",
-            frame["status"] == "error",
-            chosen.isna() & ~graded,
-            chosen.isna(),
-            chosen == "no_answer",
-            denied & (chosen != "not_" + answer),
-        ],
-        ["not_answered", "error", "not_graded", "undecided", "no_answer", "other_labels"],
-        "",
-    )
-    frame["value"] = chosen.where(chosen.notna(), None).astype("object")
-    frame["outcome"] = np.where(
-        reason != "", "missing", np.where(chosen == answer, "correct", "incorrect")
-    )
-    frame["reason"] = reason
-    return frame
 
 
 def source_answer_items(items: Items, source: str) -> pd.DataFrame:
@@ -558,11 +416,21 @@ def source_answer_items(items: Items, source: str) -> pd.DataFrame:
     frame = items.frame[items.frame["modality"] == "vlm"].copy()
     verdicts = items.response_verdicts
     own = verdicts[(verdicts["source"] == source) & verdicts["value"].isin(DECIDED_ANSWERS)]
-    chosen = frame["subject_id"].map(_latest_per_subject(own))
+    chosen = frame["subject_id"].map(latest_per_subject(own))
     graded = frame["subject_id"].isin(set(verdicts.loc[verdicts["source"] == source, "subject_id"]))
-    return _answer_outcomes(frame, chosen, graded, answer_column(items))
+    return answer_outcomes(frame, chosen, graded, answer_column(items))
 
 
 def category_sort_key(codes: pd.Series) -> pd.Series:
     """Sort categories in AMVICC's order, with ``all`` last."""
-    return codes.map(lambda code: CATEGORY_ORDER.get(code, len(CATEGORY_ORDER)))
+    return codes.map(CATEGORY_ORDER).fillna(len(CATEGORY_ORDER)).astype("int64")
+
+
+def plain_only(items: Items) -> Items:
+    """The items of plain entries (no condition): what the main tables count."""
+    if all(not e.condition for e in items.entries):
+        return items
+    keys = {e.key for e in items.entries if not e.condition}
+    frame = items.frame[items.frame["entry"].isin(keys)]
+    entries = tuple(e for e in items.entries if e.key in keys)
+    return replace(items, frame=frame, entries=entries)

@@ -28,22 +28,25 @@ import fnmatch
 import json
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from amvicc.catalogue import parse_categories
-from amvicc.ladder import LADDER_LEVELS, LadderQuestion
-from amvicc.report.analyses import ROW_COLUMNS
 from amvicc.report.entries import recorded_catalogue_name
 from amvicc.report.metrics import ALL
 from amvicc.report.options import ReportOptions
+from amvicc.report.rows import ROW_COLUMNS
 from amvicc.store import Store
-from amvicc.vlm.replies import final_verdict
+
+if TYPE_CHECKING:
+    from amvicc.ladder import LadderQuestion
 
 UNKNOWN = "unknown"
 NO_BREAK = "none"
-CHAIN_ORDER = [*(str(level) for level in LADDER_LEVELS), NO_BREAK, UNKNOWN]
+# Levels, then chains without a break, then chains broken by a missing rung.
+LEVELS = (1, 2, 3, 4, 5)
+CHAIN_ORDER = [*(str(level) for level in LEVELS), NO_BREAK, UNKNOWN]
 
 
 @dataclass(frozen=True)
@@ -87,9 +90,17 @@ class LadderTables:
         return not self.entries
 
 
-def ladder_tables(store: Store, options: ReportOptions) -> LadderTables:
-    """Read every ladder run of the selected models and count it (see the module docstring)."""
-    entries = _entries(store, options.models)
+def ladder_tables(
+    store: Store, options: ReportOptions, *, smoke: bool | None = None
+) -> LadderTables:
+    """Read every ladder run of the selected models and count it (see the module docstring).
+
+    Args:
+        store: the workspace.
+        options: the selection (``--models``, ``--categories``) and how to count.
+        smoke: only the smoke-test models' ladders (True) or only the real ones' (False).
+    """
+    entries = [e for e in _entries(store, options.models) if smoke is None or e.smoke == smoke]
     if not entries:
         return LadderTables()
     rows: list[dict[str, Any]] = []
@@ -141,6 +152,10 @@ def _entries(store: Store, patterns: tuple[str, ...] | None) -> list[LadderEntry
 
 def _entry_items(store: Store, entry: LadderEntry) -> list[dict[str, Any]]:
     """One row per rung of every image the entry was asked about (a rung never asked: missing)."""
+    # The ladder's rungs and its reply reader load the extractor: only with ladder runs.
+    from amvicc.ladder import LadderQuestion
+    from amvicc.vlm.replies import final_verdict
+
     verdicts: dict[str, list[Any]] = {}
     for run_id in entry.run_ids:
         verdicts.update(store.latest_verdicts_by_response(run_id))
@@ -173,7 +188,7 @@ def _entry_items(store: Store, entry: LadderEntry) -> list[dict[str, Any]]:
             "reason": reason,
         }
     for (index, sample), category in images.items():
-        for level in LADDER_LEVELS:
+        for level in LEVELS:
             rows.setdefault(
                 (index, sample, level),
                 {
@@ -228,7 +243,7 @@ def _levels(items: pd.DataFrame, options: ReportOptions) -> pd.DataFrame:
 
 def first_failed_level(outcomes: dict[int, str]) -> str:
     """Where one chain breaks: the first level answered wrongly, ``none`` or ``unknown``."""
-    for level in LADDER_LEVELS:
+    for level in LEVELS:
         outcome = outcomes.get(level, "missing")
         if outcome == "incorrect":
             return str(level)

@@ -18,20 +18,18 @@ share a question, so they are resampled together), seeded.
 
 from __future__ import annotations
 
-import itertools
 import warnings
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from amvicc.agreement import cohen_kappa_from_table, fleiss_kappa_from_counts
 from amvicc.catalogue import format_index_ranges
 from amvicc.report.entries import VARIANT_CONDITION
-from amvicc.report.items import Items, category_sort_key, image_values, roles
+from amvicc.report.items import Items, category_sort_key
 from amvicc.report.options import (
     CHANCE_INDIVIDUAL,
     CHANCE_PAIR,
-    HUMAN_VERDICTS,
     ReportOptions,
 )
 
@@ -290,16 +288,20 @@ def shared_failure_modes(
         modalities have a failing model) and ``cross_modal`` (both do).
     """
     rated = metrics[(metrics["category"] != ALL) & (metrics["total"] > 0)]
+    models = rated.groupby(["category", "modality"])["entry"].nunique().to_dict()
+    failing: dict[tuple[str, str], list[str]] = {}
+    for code, modality, label in zip(
+        failures["category"], failures["modality"], failures["label"], strict=True
+    ):
+        failing.setdefault((str(code), str(modality)), []).append(str(label))
     rows = []
     for code in categories:
         row: dict[str, object] = {"category": code}
         failing_modalities = []
         for modality in ("igm", "vlm"):
-            here = failures[(failures["category"] == code) & (failures["modality"] == modality)]
-            labels = list(dict.fromkeys(here["label"]))
-            models = rated[(rated["category"] == code) & (rated["modality"] == modality)]
+            labels = list(dict.fromkeys(failing.get((code, modality), [])))
             row[f"{modality}_failing"] = labels
-            row[f"{modality}_models"] = int(models["entry"].nunique())
+            row[f"{modality}_models"] = int(models.get((code, modality), 0))
             if labels:
                 failing_modalities.append(modality)
         row["modalities"] = "+".join(failing_modalities)
@@ -400,184 +402,18 @@ def samples_table(items: Items, metrics: pd.DataFrame, options: ReportOptions) -
     return _sorted(table[columns]).reset_index(drop=True)
 
 
-# --- agreement -------------------------------------------------------------------------------
+def with_interaction(metrics: pd.DataFrame, rates: Any) -> pd.DataFrame:
+    """The metric rows, then the challenge rates in the same columns (the CSV's rows).
 
+    Counts stay whole numbers (nullable: an adjusted rate, a difference, has none).
 
-def _subjects(items: Items) -> pd.DataFrame:
-    f = items.frame
-    return f.loc[
-        f["subject_id"] != "", ["subject_id", "entry", "label", "modality", "category"]
-    ].drop_duplicates("subject_id")
-
-
-def rater_agreement(items: Items) -> pd.DataFrame:
-    """Agreement between human raters, per model.
-
-    Percent agreement and Cohen's κ for each pair of raters; Fleiss' κ when three or more
-    raters rated the same items. Image verdicts compare as given (correct / incorrect /
-    cant_tell); answers as the option chosen. Adjudications are decisions, not raters, and are
-    left out. κ comes from contingency counts (:mod:`amvicc.agreement`), so thousands of items
-    take milliseconds.
-
-    Returns:
-        Columns ``label, modality, statistic, raters, items, percent, kappa``.
+    Args:
+        metrics: :func:`metric_table`'s rows.
+        rates: the challenge rates (:class:`~amvicc.report.interaction.Interaction`, or its
+            ``metrics`` table).
     """
-    columns = ["label", "modality", "statistic", "raters", "items", "percent", "kappa"]
-    verdicts = pd.concat([items.image_verdicts, items.response_verdicts], ignore_index=True)
-    human = verdicts[(roles(verdicts) == "rater") & (verdicts["value"] != "undecided")]
-    subjects = _subjects(items)
-    entry_of = human["subject_id"].map(subjects.set_index("subject_id")["entry"])
-    human = human[entry_of.notna()].assign(entry=entry_of[entry_of.notna()])
-    if human.empty:
-        return pd.DataFrame(columns=columns)
-    labels = sorted(human["value"].unique())
-    size = len(labels)
-    # One row per subject (each belongs to one model), one column per rater, the label's
-    # code or NaN: a numpy matrix filled by position, as a pandas pivot of 360,000 string
-    # keys takes seconds.
-    subject_codes, subject_ids = pd.factorize(human["subject_id"])
-    rater_codes, rater_names = pd.factorize(human["source"])
-    matrix = np.full((len(subject_ids), len(rater_names)), np.nan)
-    matrix[subject_codes, rater_codes] = pd.Categorical(human["value"], categories=labels).codes
-    entries = pd.Series(human["entry"].to_numpy(dtype=object)).groupby(subject_codes).first()
-    wide = pd.DataFrame(
-        matrix,
-        index=pd.MultiIndex.from_arrays(
-            [entries.to_numpy(dtype=object), np.asarray(subject_ids, dtype=object)],
-            names=["entry", "subject_id"],
-        ),
-        columns=[str(r) for r in rater_names],
-    )
-    names = {e.key: (e.label, e.modality) for e in items.entries}
-    rows = []
-    for entry, block in wide.groupby(level="entry", sort=False):
-        label, modality = names[str(entry)]
-        block = block.dropna(axis=1, how="all")
-        raters = sorted(block.columns)
-        codes = {r: block[r].to_numpy() for r in raters}
-        for first, second in itertools.combinations(raters, 2):
-            both = ~np.isnan(codes[first]) & ~np.isnan(codes[second])
-            if not both.any():
-                continue
-            pairs = codes[first][both].astype("int64") * size + codes[second][both]
-            table = np.bincount(pairs.astype("int64"), minlength=size * size).reshape(size, size)
-            rows.append(
-                {
-                    "label": label,
-                    "modality": modality,
-                    "statistic": "Cohen's κ",
-                    "raters": f"{first} vs {second}",
-                    "items": int(both.sum()),
-                    "percent": float(np.trace(table) / both.sum()),
-                    "kappa": cohen_kappa_from_table(table),
-                }
-            )
-        complete = block[raters].dropna().to_numpy().astype("int64")
-        if len(raters) >= 3 and len(complete):
-            counts = np.stack([(complete == code).sum(axis=1) for code in range(size)], axis=1)
-            rows.append(
-                {
-                    "label": label,
-                    "modality": modality,
-                    "statistic": "Fleiss' κ",
-                    "raters": ", ".join(raters),
-                    "items": len(complete),
-                    "percent": float((counts.max(axis=1) == len(raters)).mean()),
-                    "kappa": fleiss_kappa_from_counts(counts),
-                }
-            )
-    return pd.DataFrame(rows, columns=columns)
-
-
-def judge_agreement_table(items: Items) -> pd.DataFrame:
-    """How well each automatic image judge agrees with the resolved human verdicts.
-
-    For every judge source and every image model (and all models together), overall and per
-    category: ``items`` judged by both, ``accuracy`` (same verdict), Cohen's ``kappa``,
-    ``false_positive_rate`` (the judge says correct where humans say not: the error that
-    inflates a model's score) and ``recall`` (the judge says correct where humans do). A
-    ``cant_tell`` on either side counts as not correct.
-
-    Returns:
-        Columns ``judge, label, category, items, accuracy, kappa, false_positive_rate,
-        recall, tp, fp, tn, fn``.
-    """
-    columns = [
-        "judge",
-        "label",
-        "category",
-        "items",
-        "accuracy",
-        "kappa",
-        "false_positive_rate",
-        "recall",
-        "tp",
-        "fp",
-        "tn",
-        "fn",
-    ]
-    verdicts = items.image_verdicts
-    resolved = image_values(verdicts, HUMAN_VERDICTS)["value"].dropna()
-    human = pd.DataFrame({"subject_id": resolved.index, "human": resolved.to_numpy()})
-    judged = verdicts[(roles(verdicts) == "judge") & (verdicts["value"] != "undecided")]
-    judged = judged.assign(
-        judge=judged["source"],
-        said=np.where(judged["value"] == "correct", "correct", "incorrect"),
-    )
-    both = judged.merge(human, on="subject_id").merge(_subjects(items), on="subject_id")
-    if both.empty:
-        return pd.DataFrame(columns=columns)
-    scopes = [
-        both,
-        both.assign(category=ALL),
-        both.assign(label=ALL_MODELS),
-        both.assign(label=ALL_MODELS, category=ALL),
-    ]
-    pooled = pd.concat(scopes, ignore_index=True)
-    rows = []
-    for (judge, label, category), group in pooled.groupby(
-        ["judge", "label", "category"], sort=False
-    ):
-        said = (group["said"] == "correct").to_numpy()
-        truth = (group["human"] == "correct").to_numpy()
-        tp, fp = int((said & truth).sum()), int((said & ~truth).sum())
-        tn, fn = int((~said & ~truth).sum()), int((~said & truth).sum())
-        rows.append(
-            {
-                "judge": judge,
-                "label": label,
-                "category": category,
-                "items": len(group),
-                "accuracy": (tp + tn) / len(group),
-                "kappa": cohen_kappa_from_table([[tp, fp], [fn, tn]]),
-                "false_positive_rate": fp / (fp + tn) if fp + tn else np.nan,
-                "recall": tp / (tp + fn) if tp + fn else np.nan,
-                "tp": tp,
-                "fp": fp,
-                "tn": tn,
-                "fn": fn,
-            }
-        )
-    table = pd.DataFrame(rows, columns=columns)
-    table = table.assign(
-        _all=table["label"] == ALL_MODELS,
-        _label=table["label"].str.casefold(),
-        _c=category_sort_key(table["category"]),
-    ).sort_values(["judge", "_all", "_label", "_c"])
-    return table[columns].reset_index(drop=True)
-
-
-def judge_metric_table(items: Items, options: ReportOptions) -> pd.DataFrame:
-    """The image models' metrics as each automatic judge alone would give them.
-
-    Returns:
-        :func:`metric_table`'s columns plus ``judge``; image models only.
-    """
-    tables = []
-    for judge in items.judge_sources():
-        judged = items.with_basis(judge)
-        table = metric_table(judged, options)
-        tables.append(table[table["modality"] == "igm"].assign(judge=judge))
-    if not tables:
-        return pd.DataFrame()
-    return pd.concat(tables, ignore_index=True)
+    table: pd.DataFrame = getattr(rates, "metrics", rates)
+    if table.empty:
+        return metrics
+    combined = pd.concat([metrics, table[list(metrics.columns)]], ignore_index=True)
+    return combined.astype({"correct": "Int64", "total": "Int64", "missing": "Int64"})

@@ -12,6 +12,7 @@ two models are compared on the same footing; the spread over samples has its own
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -47,10 +48,16 @@ class Outcomes:
 
     def column(self, entry: str, kind: str) -> int | None:
         """The position of a (model, kind) column, None when it has no items."""
-        found = self.columns.index[
-            (self.columns["entry"] == entry) & (self.columns["kind"] == kind)
-        ]
-        return int(found[0]) if len(found) else None
+        return self._positions.get((entry, kind))
+
+    @cached_property
+    def _positions(self) -> dict[tuple[str, str], int]:
+        positions: dict[tuple[str, str], int] = {}
+        for position, entry, kind in zip(
+            self.columns.index, self.columns["entry"], self.columns["kind"], strict=True
+        ):
+            positions.setdefault((str(entry), str(kind)), int(position))
+        return positions
 
     def item_correct(self) -> BoolArray:
         """Columns × pairs × 2: the item is correct."""

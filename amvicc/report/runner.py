@@ -3,25 +3,17 @@
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import replace
 from pathlib import Path
-
-import pandas as pd
 
 from amvicc.catalogue import load_catalogue
 from amvicc.errors import UserError
 from amvicc.files import write_output
-from amvicc.report.analyses import analysis_rows, compute_analyses
-from amvicc.report.build import build_report, plain_only, with_interaction
-from amvicc.report.catalogues import other_catalogues, report_rows
+from amvicc.report.build import build_report
 from amvicc.report.entries import IGM_STAGES, VLM_STAGES, OnCatalogue, load_entries
-from amvicc.report.interaction import interaction_table
-from amvicc.report.items import collect_items
-from amvicc.report.ladder import ladder_rows, ladder_tables
-from amvicc.report.metrics import metric_table
 from amvicc.report.options import ReportOptions, ReportSummary
-from amvicc.report.render import render_ladder_only, render_report, to_csv
+from amvicc.report.render import render_report
+from amvicc.report.section import Need
 from amvicc.report.stats import single_threaded_blas
 from amvicc.store import Store
 
@@ -88,38 +80,12 @@ def _default_catalogue(options: ReportOptions, store: Store) -> ReportOptions:
 
 
 def _compute(options: ReportOptions, store: Store) -> tuple[str, dict[str, float]]:
-    """The report's text and the seconds each step took."""
-    started = time.perf_counter()
-    if not store.runs_frame(stages=(*IGM_STAGES, *VLM_STAGES)).shape[0] and store.runs(
-        stage="ladder"
-    ):
-        ladder = ladder_tables(store, options)
-        text = render_ladder_only(ladder, options, options.format, store_root=str(store.root))
-        return text, {"ladder": time.perf_counter() - started}
-    if options.format == "csv":
-        items = collect_items(store, options)
-        read = time.perf_counter()
-        metrics = with_interaction(
-            metric_table(items, options), interaction_table(store, items, options)
-        )
-        metrics = report_rows(metrics, other_catalogues(store, options, items, metrics))
-        counted = time.perf_counter()
-        analyses = compute_analyses(store, plain_only(items), options)
-        ladder_csv = ladder_rows(ladder_tables(store, options))
-        timings = {
-            "items": read - started,
-            "metrics": counted - read,
-            "analyses": time.perf_counter() - counted,
-            **{f"analyses.{k}": v for k, v in analyses.timings.items()},
-        }
-        text = to_csv(
-            metrics,
-            intervals=options.bootstrap > 0,
-            extra=pd.concat([analysis_rows(analyses), ladder_csv], ignore_index=True),
-            excel_safe=options.excel_safe,
-        )
-        return text, timings
-    report = build_report(store, options, progress=options.progress)
-    rendering = time.perf_counter()
+    """The report's text and the seconds each step and section took.
+
+    Every format builds the same sections (:data:`amvicc.report.sections.SECTIONS`), as far
+    as it needs them: the CSV only those with rows, the JSON those with entries.
+    """
+    need: Need = {"csv": "rows", "json": "document"}.get(options.format, "view")  # type: ignore[assignment]
+    report = build_report(store, options, progress=options.progress, need=need)
     text = render_report(report, options.format)
-    return text, {**report.timings, "render": time.perf_counter() - rendering}
+    return text, report.timings

@@ -5,8 +5,8 @@
   matrix :func:`amvicc.report.metrics.bootstrap_intervals` uses — and every statistic of that
   group (concordance, differences, gains) is computed from the same matrix: one matrix
   product per statistic instead of a loop over resamples.
-- :func:`mcnemar_p`: McNemar's exact test (statsmodels), evaluated once per distinct
-  discordant count.
+- :func:`mcnemar_p`: McNemar's exact test (statsmodels' rule), for every comparison at
+  once.
 - :func:`fisher_exact_many`: Fisher's exact test of many 2×2 tables at once, from scipy's
   hypergeometric distribution, with scipy's rule for the two-sided p-value.
 - :func:`holm`: Holm's step-down adjustment of many families at once.
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import cache
 from typing import Any
 
 import numpy as np
@@ -194,28 +193,42 @@ def kappa_phi(
     return agreement, kappa, phi
 
 
+def _distributions() -> tuple[Any, Any]:
+    """The binomial CDF and hypergeometric PMF that ``scipy.stats`` evaluates, from scipy.special.
+
+    ``scipy.stats.binom.cdf`` and ``hypergeom.pmf`` compute their values with these ufuncs of
+    ``scipy.special`` (Boost's); calling them directly gives the same numbers without
+    importing ``scipy.stats`` (and statsmodels), which takes a report a good half second.
+    Where a scipy lacks them, ``scipy.stats``' own functions are used.
+    """
+    try:
+        from scipy.special._ufuncs import _binom_cdf, _hypergeom_pmf
+    except ImportError:  # pragma: no cover - older scipy
+        from scipy.stats import binom, hypergeom
+
+        return (
+            lambda k, n, p: binom.cdf(k, n, p),
+            lambda k, n, draws, total: hypergeom.pmf(k, total, n, draws),
+        )
+    return _binom_cdf, _hypergeom_pmf
+
+
 def mcnemar_p(first_only: np.ndarray[Any, Any], second_only: np.ndarray[Any, Any]) -> FloatArray:
     """McNemar's exact p-value (two-sided) for each pair of discordant counts.
 
-    ``statsmodels.stats.contingency_tables.mcnemar(table, exact=True)`` evaluated once per
-    distinct (smaller count, sum) — the only numbers the exact test depends on — so that
-    thousands of comparisons cost a few hundred calls. 1.0 when there is no discordant item.
+    What ``statsmodels.stats.contingency_tables.mcnemar(table, exact=True)`` computes —
+    twice the binomial CDF at the smaller count, at most 1 — for every comparison at once
+    (the tests check it against statsmodels). 1.0 when there is no discordant item.
     """
     b = np.asarray(first_only, dtype="int64")
     c = np.asarray(second_only, dtype="int64")
-    low = np.minimum(b, c).ravel()
-    total = (b + c).ravel()
-    width = int(total.max(initial=0)) + 1
-    unique, inverse = np.unique(low * width + total, return_inverse=True)
-    values = np.array([_mcnemar_exact(int(k // width), int(k % width)) for k in unique])
-    return values[inverse.ravel()].reshape(b.shape) if len(unique) else np.ones(b.shape)
-
-
-@cache
-def _mcnemar_exact(low: int, total: int) -> float:
-    from statsmodels.stats.contingency_tables import mcnemar
-
-    return float(mcnemar([[0, low], [total - low, 0]], exact=True).pvalue)
+    low = np.minimum(b, c)
+    total = b + c
+    binom_cdf, _ = _distributions()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = np.minimum(2.0 * binom_cdf(low, np.maximum(total, 1), 0.5), 1.0)
+    out: FloatArray = np.where(total == 0, 1.0, p)
+    return out
 
 
 def fisher_exact_many(
@@ -233,8 +246,6 @@ def fisher_exact_many(
         (``scipy.stats.fisher_exact``, relative tolerance 1e-14), for all tables at once
         instead of one call each.
     """
-    from scipy.stats import hypergeom
-
     counts = np.asarray(tables, dtype="int64")
     shape = counts.shape[:-2]
     flat = counts.reshape(-1, 2, 2)
@@ -251,12 +262,19 @@ def fisher_exact_many(
     width = int((high - low).max(initial=0)) + 1
     support = low[:, None] + np.arange(width)[None, :]
     inside = support <= high[:, None]
-    pmf = np.where(
-        inside, hypergeom.pmf(support, total[:, None], row[:, None], column[:, None]), 0.0
-    )
-    observed = hypergeom.pmf(a, total, row, column)
+    _, hypergeom_pmf = _distributions()
+
+    def pmf(k: np.ndarray[Any, Any], n: Any, draws: Any, population: Any) -> FloatArray:
+        # As scipy.stats.hypergeom.pmf: clipped to [0, 1]; an empty table has no pmf.
+        with np.errstate(invalid="ignore", divide="ignore"):
+            values = np.clip(hypergeom_pmf(k, n, draws, np.maximum(population, 1)), 0.0, 1.0)
+        return np.asarray(values, dtype="float64")
+
+    full = pmf(support, row[:, None], column[:, None], total[:, None])
+    table_pmf = np.where(inside, full, 0.0)
+    observed = pmf(a, row, column, total)
     gamma = 1 + 1e-14
-    p = np.where(inside & (pmf <= observed[:, None] * gamma), pmf, 0.0).sum(axis=1)
+    p = np.where(inside & (table_pmf <= observed[:, None] * gamma), table_pmf, 0.0).sum(axis=1)
     p = np.minimum(p, 1.0)
     p = np.where(total == 0, 1.0, p)
     return odds.reshape(shape), p.reshape(shape)

@@ -143,16 +143,23 @@ def usage_table(store: Store, items: Items, prices: Prices | None) -> pd.DataFra
     entries = [e for e in items.entries if not e.imported]
     if not entries:
         return pd.DataFrame(columns=USAGE_COLUMNS)
+    counted = ["requests", "failed", "with_usage", "prompt_tokens", "completion_tokens"]
     raw = store.usage_frame([e.key for e in entries])
     scope = items.frame[["entry", "question_index"]].drop_duplicates()
+    asked = pd.MultiIndex.from_frame(scope.astype({"entry": object, "question_index": "int64"}))
+    mine = raw[
+        pd.MultiIndex.from_arrays(
+            [raw["config_key"].astype(object), raw["question_index"].astype("int64")]
+        ).isin(asked)
+    ]
+    sums = (
+        mine[counted].apply(pd.to_numeric).groupby(mine["config_key"].to_numpy(dtype=object)).sum()
+    )
     rows = []
     for entry in entries:
-        mine = raw[raw["config_key"] == entry.key]
-        asked = set(scope.loc[scope["entry"] == entry.key, "question_index"])
-        mine = mine[mine["question_index"].isin(asked)]
         totals = {
-            name: int(pd.to_numeric(mine[name]).sum()) if len(mine) else 0
-            for name in ("requests", "failed", "with_usage", "prompt_tokens", "completion_tokens")
+            name: int(sums.at[entry.key, name]) if entry.key in sums.index else 0
+            for name in counted
         }
         price = prices.of(entry.model) if prices is not None else None
         cost, covered, note = _cost(price, totals, entry.modality)

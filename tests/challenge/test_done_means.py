@@ -132,7 +132,7 @@ def test_answer_challenge_perturb_report(
     html = page.read_text(encoding="utf-8")
     assert '<section id="interaction-robustness">' in html
     assert 'href="#interaction-robustness"' in html
-    assert 'alt="Accuracy over perturbation levels: fake-vlm: grain"' in html
+    assert 'aria-label="Accuracy over perturbation levels: fake-vlm: grain"' in html
     assert "capitulation − control" in html
 
     document = tmp_path / "report.json"

@@ -105,6 +105,7 @@ class Workspace:
         status: str = "ok",
         text: str = "(a)",
         image_key: str = "mmvp",
+        input_path: str | None = None,
     ) -> str:
         response = ResponseRecord(
             response_id=new_id(),
@@ -116,6 +117,7 @@ class Workspace:
             status=status,  # type: ignore[arg-type]
             sample=sample,
             text=text if status == "ok" else None,
+            input_path=input_path,
         )
         self.store.add_response(response)
         self.responses[(run.model, index, sample)] = response.response_id

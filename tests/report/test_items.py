@@ -14,8 +14,10 @@ from sklearn.metrics import cohen_kappa_score
 from amvicc.agreement import resolve
 from amvicc.catalogue import load_catalogue
 from amvicc.report import ReportOptions, build_report, collect_items, judge_agreement
-from amvicc.report.items import Items, ModelEntry, answer_values, image_values, resolve_votes
-from amvicc.report.metrics import metric_table, rater_agreement
+from amvicc.report.items import Items, ModelEntry
+from amvicc.report.metrics import metric_table
+from amvicc.report.raters import rater_agreement
+from amvicc.report.verdicts import answer_values, image_values, resolve_votes
 
 if TYPE_CHECKING:
     from conftest import Workspace

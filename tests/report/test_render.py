@@ -24,9 +24,10 @@ TX = [9, 10, 61, 62, 65, 66, 91, 92, 133, 134, 201, 202, 277, 278]
 SECRET = "sk-should-never-show-0123"
 SECTIONS = (
     "overview",
+    "glance",
     "results",
-    "heatmap",
     "cross-modal",
+    "explorer",
     "failure-modes",
     "shared-failure-modes",
     "interaction-robustness",
@@ -161,21 +162,24 @@ def test_html_is_self_contained_with_every_section_filled(filled: Workspace) -> 
     assert set(SECTIONS) <= parser.ids
     assert parser.sources and all(s.startswith("data:image/") for s in parser.sources)
     assert "http://" not in html and "https://" not in html
-    # Two heatmaps, the cross-modal chart, concordance, questions × models (two image models:
-    # their comparison matrix is a table).
-    assert html.count("data:image/png;base64,") == 5
+    # The questions × models picture, once for the real models and once for the smoke-test
+    # one; the charts and matrices are HTML.
+    assert html.count("data:image/png;base64,") == 2
     assert html.count("data:image/jpeg;base64,") >= 1  # thumbnails in the gallery
     assert "⚠ Smoke-test models:</strong>" in html and "tiny-sd3 ⚠ smoke" in html
     assert 'class="fail"' in html
+    real, smoke = html.split('<section id="smoke">')
+    assert "tiny-sd3" not in real  # the smoke-test model only in its own section
     for empty in (
         "No models to report",
         "No failure modes",
-        "Every model has one sample",
         "No item was rated by two",
         "No automatic image judge",
         "No failing item",
     ):
         assert empty not in html, empty
+    # The two samples per slot are the smoke-test model's: its section has the samples table.
+    assert "Every model has one sample" in real and '<section id="smoke-samples">' in smoke
     # no challenge or perturbed run here: the section says how to make one
     assert "No challenge run (<code>amvicc challenge" in html
     assert "No perturbed run beside its clean run" in html

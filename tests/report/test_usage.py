@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -139,3 +140,8 @@ def test_smoke_models_are_scored_on_their_own_pairs(workspace: Workspace) -> Non
     assert main(["report", "--store", root, "--index", "9-10", "--smoke-index", "299"]) == 2
     # Outside every real model's questions, the smoke model's other categories stay empty.
     assert main(["report", "--store", root, "--smoke-index", "299", "-o", "-"]) == 0
+    # The JSON records the smoke indices asked for (the parsed ranges once crashed it).
+    out = workspace.store.root / "smoke.json"
+    args = ["report", "--store", root, "--smoke-index", "9-10,299", "--format", "json"]
+    assert main([*args, "-o", str(out)]) == 0
+    assert json.loads(out.read_text())["options"]["smoke_indices"] == [9, 10, 299]

@@ -1,0 +1,269 @@
+"""The pair explorer's data: every pair, with what each model made of it, for an offline browser.
+
+The HTML report's explorer (section ``explorer``) shows one MMVP pair at a time: its two
+questions with the benchmark's (or a scene set's) images when the workspace has copies of
+them, every VLM's reply and the option read from it, and each image model's implicit and
+explicit images with every human and judge verdict. It filters by category, model and outcome
+(both modalities fail, only the VLMs pass, only the image models pass, both pass) in the
+reader's browser, without a server: the data are one JSON document embedded in the page,
+written compactly (models, verdict sources and thumbnails by number) so that fifty models stay
+a few megabytes, and thumbnails small (:data:`THUMBNAIL_PIXELS`) so that three image models ×
+600 images stay well under 15 MB.
+
+Each model contributes its first sample (as in the other item-level sections); a pair's
+outcome on each side is the pooled one of :mod:`amvicc.report.crossmodal` (a modality passes a
+pair when more than half of its models do), or one model's when the reader picks one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from amvicc.catalogue import CATEGORY_BY_CODE
+from amvicc.report.gallery import cut, embedded_image
+from amvicc.report.items import Items
+from amvicc.report.outcomes import Outcomes, considered
+from amvicc.store import Store
+
+THUMBNAIL_PIXELS = 96
+THUMBNAIL_QUALITY = 70
+REPLY_CHARACTERS = 600
+# One letter per outcome in the page's data.
+OUTCOME_CODES = {"correct": "c", "incorrect": "w", "missing": "m"}
+
+
+@dataclass(frozen=True, eq=False)
+class ExplorerData:
+    """The explorer's document and what it holds.
+
+    Attributes:
+        document: the JSON the page's script reads (see :func:`explorer_data`).
+        pairs: how many pairs it holds.
+        thumbnails: how many distinct images it embeds.
+        modalities: the modalities present (``igm``, ``vlm``).
+    """
+
+    document: dict[str, Any]
+    pairs: int
+    thumbnails: int
+    modalities: tuple[str, ...]
+
+    def json(self) -> str:
+        """The document as JSON safe inside a ``<script>`` element (no ``<``, ``>``, ``&``)."""
+        text = json.dumps(self.document, ensure_ascii=False, separators=(",", ":"))
+        return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def explorer_data(store: Store, items: Items, outcomes: Outcomes) -> ExplorerData:
+    """Lay out every pair of the part with each model's items (first sample).
+
+    The document: ``categories`` ([code, name]), ``models`` ([label, modality]), ``sources``
+    (verdict sources), ``thumbs`` (``data:`` URIs), and ``pairs``: per pair ``p`` (its number),
+    ``c`` (category), ``v`` / ``i`` (the pooled VLM / image-model pair outcome: 1 pass, 0 fail,
+    null none), ``q`` (its questions: [index, text, options, answer, thumb or -1]) and ``m``
+    (per model: [model, pair outcome, cells]); a VLM's cells are per question [outcome,
+    option read, reply], an image model's per question and prompt kind [kind, outcome, thumb,
+    verdicts as ``source:value`` numbers].
+    """
+    first = items.frame[items.frame["sample"] == 0]
+    labels = list(dict.fromkeys(e.label for e in items.entries))
+    model_index = {label: i for i, label in enumerate(labels)}
+    modality = {e.label: e.modality for e in items.entries}
+    passes = _model_passes(outcomes)
+    pooled = {m: _pooled(outcomes, m) for m in ("vlm", "igm")}
+    thumbs = _Thumbnails(store)
+    inputs = _input_images(store, first, thumbs)
+    sources, verdicts = _verdicts(items, first)
+    cells = _cells(store, first, thumbs, verdicts)
+    pairs = []
+    for position, (number, category, first_index, second_index) in enumerate(
+        zip(
+            outcomes.pairs["pair"].tolist(),
+            outcomes.pairs["category"].tolist(),
+            outcomes.pairs["first"].tolist(),
+            outcomes.pairs["second"].tolist(),
+            strict=True,
+        )
+    ):
+        questions: list[list[Any]] = []
+        for index in (int(first_index), int(second_index)):
+            question = items.catalogue.question(index)
+            questions.append(
+                [
+                    index,
+                    question.text,
+                    question.options_text,
+                    question.answer,
+                    inputs.get(index, -1),
+                ]
+            )
+        models = []
+        for label in labels:
+            mine = [cells.get((label, int(q[0]))) for q in questions]
+            if all(c is None for c in mine):
+                continue
+            models.append([model_index[label], passes.get((label, position)), mine])
+        pairs.append(
+            {
+                "p": int(number),
+                "c": str(category),
+                "v": pooled["vlm"][position],
+                "i": pooled["igm"][position],
+                "q": questions,
+                "m": models,
+            }
+        )
+    thumbnails = thumbs.resolve()
+    document = {
+        "categories": [
+            [code, CATEGORY_BY_CODE[code].name]
+            for code in dict.fromkeys(outcomes.pairs["category"])
+        ],
+        "models": [[label, modality[label]] for label in labels],
+        "sources": sources,
+        "thumbs": thumbnails,
+        "pairs": pairs,
+    }
+    present = tuple(m for m in ("igm", "vlm") if m in set(modality.values()))
+    return ExplorerData(document, len(pairs), len(thumbnails), present)
+
+
+def _model_passes(outcomes: Outcomes) -> dict[tuple[str, int], int | None]:
+    """Each model's pair outcome (image models: explicit) per pair position: 1, 0 or None."""
+    columns = outcomes.columns
+    correct = outcomes.pair_correct()
+    counted = outcomes.pair_counted()
+    out: dict[tuple[str, int], int | None] = {}
+    for position, (label, kind) in enumerate(
+        zip(columns["label"].tolist(), columns["kind"].tolist(), strict=True)
+    ):
+        if kind == "implicit":
+            continue
+        for pair in range(correct.shape[1]):
+            out[(str(label), pair)] = (
+                int(correct[position, pair]) if counted[position, pair] else None
+            )
+    return out
+
+
+def _pooled(outcomes: Outcomes, modality: str) -> list[int | None]:
+    """The modality's pooled pair outcome per pair (majority of its models), as concordance."""
+    pool = considered(outcomes.columns, modality, "answer" if modality == "vlm" else "explicit")
+    if pool.empty:
+        return [None] * len(outcomes.pairs)
+    rows = pool.index.to_numpy()
+    correct = outcomes.pair_correct()[rows]
+    counted = outcomes.pair_counted()[rows]
+    votes = (correct & counted).sum(axis=0)
+    every = counted.all(axis=0)
+    passed = (2 * votes > len(rows)) & every
+    return [int(p) if e else None for p, e in zip(passed.tolist(), every.tolist(), strict=True)]
+
+
+class _Thumbnails:
+    """Images to embed, each read once, thumbnailed in parallel when the page is laid out."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._paths: dict[str, int] = {}
+
+    def add(self, path: object) -> int:
+        """The number of the image at ``path`` (relative to the workspace), or -1 without one."""
+        if not isinstance(path, str) or not path:
+            return -1
+        return self._paths.setdefault(path, len(self._paths))
+
+    def resolve(self) -> list[str]:
+        """Every image added, as a small JPEG ``data:`` URI ("" when it cannot be read)."""
+        paths = list(self._paths)
+        if not paths:
+            return []
+        workers = max(1, min(8, os.cpu_count() or 1))
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            return list(pool.map(self._thumbnail, paths))
+
+    def _thumbnail(self, path: str) -> str:
+        uri, _ = embedded_image(self._store, path, THUMBNAIL_PIXELS, THUMBNAIL_QUALITY)
+        return uri or ""
+
+
+def _input_images(store: Store, first: pd.DataFrame, thumbs: _Thumbnails) -> dict[int, int]:
+    """Per question, the thumbnail of the benchmark image a VLM was shown (if one was copied)."""
+    answers = first[(first["modality"] == "vlm") & (first["subject_id"] != "")]
+    if answers.empty:
+        return {}
+    seen = answers.drop_duplicates("question_index")
+    found: dict[int, int] = {}
+    for response in store.responses_by_id(list(seen["subject_id"])).values():
+        number = thumbs.add(response.input_path)
+        if number >= 0:
+            found.setdefault(response.question_index, number)
+    return found
+
+
+def _verdicts(items: Items, first: pd.DataFrame) -> tuple[list[str], dict[str, str]]:
+    """The verdict sources, and per image its verdicts as ``source:value`` numbers."""
+    images = first.loc[(first["modality"] == "igm") & (first["subject_id"] != ""), "subject_id"]
+    verdicts = items.image_verdicts
+    verdicts = verdicts[verdicts["subject_id"].isin(pd.Index(images))]
+    if verdicts.empty:
+        return [], {}
+    source_codes, sources = pd.factorize(verdicts["source"], sort=True)
+    subject_codes, unique = pd.factorize(verdicts["subject_id"])
+    subjects = np.asarray(unique, dtype=object)
+    order = np.argsort(subject_codes, kind="stable")
+    values = verdicts["value"].to_numpy(dtype=object)[order]
+    texts = [f"{s}:{v}" for s, v in zip(source_codes[order].tolist(), values, strict=True)]
+    ordered = subject_codes[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]).tolist()
+    ends = [*starts[1:], len(texts)]
+    return [str(s) for s in sources], {
+        subjects[ordered[start]]: " ".join(texts[start:end])
+        for start, end in zip(starts, ends, strict=True)
+    }
+
+
+def _cells(
+    store: Store, first: pd.DataFrame, thumbs: _Thumbnails, verdicts: dict[str, str]
+) -> dict[tuple[str, int], Any]:
+    """Per (model, question): a VLM's [outcome, option, reply]; an image model's images."""
+    cells: dict[tuple[str, int], Any] = {}
+    outcome = first["outcome"].map(OUTCOME_CODES).fillna("m").to_numpy(dtype=object)
+    reason = first["reason"].fillna("").to_numpy(dtype=object)
+    codes = np.where(reason != "", "m:" + reason.astype(str), outcome)
+    answers = first["modality"].to_numpy(dtype=object) == "vlm"
+    subjects = first["subject_id"].to_numpy(dtype=object)
+    replies = store.responses_by_id([s for s in subjects[answers] if s])
+    paths = store.image_paths([s for s in subjects[~answers] if s])
+    values = first["value"].to_numpy(dtype=object)
+    for label, index, kind, subject, code, value, vlm in zip(
+        first["label"].to_numpy(dtype=object),
+        first["question_index"].to_numpy(),
+        first["kind"].to_numpy(dtype=object),
+        subjects,
+        codes,
+        values,
+        answers,
+        strict=True,
+    ):
+        key = (str(label), int(index))
+        if vlm:
+            reply = replies.get(subject)
+            text = reply.text if reply is not None and reply.text is not None else None
+            cells[key] = [
+                str(code),
+                value if isinstance(value, str) else None,
+                cut(text, REPLY_CHARACTERS),
+            ]
+            continue
+        cells.setdefault(key, []).append(
+            [str(kind), str(code), thumbs.add(paths.get(subject)), verdicts.get(subject, "")]
+        )
+    return cells

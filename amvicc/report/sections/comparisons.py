@@ -1,0 +1,102 @@
+"""Paired comparisons: every two models of a modality on the same items.
+
+Per metric and category: the difference in accuracy with a paired bootstrap interval and
+McNemar's exact p on the discordant items, Holm-adjusted across categories
+(:mod:`amvicc.report.comparisons`). Every row is in the CSV and JSON; the page shows the overall
+differences as a models × models matrix: numbers up to ten models, colours beyond.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from amvicc.report.comparisons import comparison_rows, model_comparisons
+from amvicc.report.metrics import ALL, METRIC_ORDER, SHORT_NAMES
+from amvicc.report.section import Page, Part, Section
+from amvicc.report.tables import diverging
+from amvicc.report.values import number, p_value, records, signed
+
+# Matrices are number tables up to this many models, colour grids beyond.
+MATRIX_TABLE_MODELS = 10
+# The metrics drawn as colour grids: the explicit prompts (the cross-modal contrast), the VLMs'.
+GRID_METRICS = ("individual_explicit", "pair_explicit", "individual", "pair")
+
+
+def _compute(part: Part) -> pd.DataFrame | None:
+    if part.outcomes is None:
+        return None
+    return model_comparisons(part.outcomes, part.resampler)
+
+
+def _cells(rows: pd.DataFrame) -> dict[tuple[str, str], dict[str, Any]]:
+    """Both directions of each comparison: row − column and its mirror."""
+    cells: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in records(rows):
+        for first, second, sign in (
+            (row["model"], row["versus"], 1),
+            (row["versus"], row["model"], -1),
+        ):
+            low, high = row["ci_low"], row["ci_high"]
+            if sign < 0 and low is not None and high is not None:
+                low, high = -high, -low
+            difference = row["difference"]
+            significant = row["p_value"] is not None and row["p_value"] < 0.05
+            shown = None if difference is None else sign * difference
+            cells[(first, second)] = {
+                "difference": shown,
+                "text": signed(shown) + ("*" if significant else ""),
+                "colour": diverging(shown),
+                "title": f"{first} − {second}: {signed(shown)} [{number(low)}, {number(high)}]"
+                f" · McNemar p {p_value(row['p_value'])} · {row['units']} compared, "
+                f"{row['missing']} with a missing item",
+                "significant": significant,
+            }
+    return cells
+
+
+def _matrices(comparisons: pd.DataFrame, page: Page) -> list[dict[str, Any]]:
+    """Per metric, the models × models matrix of overall differences."""
+    smoke = {e.label: e.smoke for e in page.part.entries}
+    overall = comparisons[comparisons["category"] == ALL]
+    out = []
+    for metric in METRIC_ORDER:
+        rows = overall[overall["metric"] == metric]
+        if rows.empty:
+            continue
+        labels = list(dict.fromkeys([*rows["model"], *rows["versus"]]))
+        grid = len(labels) > MATRIX_TABLE_MODELS
+        if grid and metric not in GRID_METRICS:
+            continue
+        cells = _cells(rows)
+        names = [page.name(label, smoke.get(label, False)) for label in labels]
+        out.append(
+            {
+                "metric": metric,
+                "short": SHORT_NAMES[metric],
+                "grid": grid,
+                "labels": names,
+                "rows": [
+                    (name, [cells.get((label, other)) for other in labels])
+                    for label, name in zip(labels, names, strict=True)
+                ],
+            }
+        )
+    return out
+
+
+def _view(comparisons: pd.DataFrame, page: Page) -> dict[str, Any]:
+    return {"matrices": _matrices(comparisons, page), "count": int(comparisons.shape[0])}
+
+
+SECTION = Section(
+    key="comparisons",
+    title="Paired comparisons between models",
+    toc="Paired comparisons",
+    compute=_compute,
+    rows=lambda table: comparison_rows(table, "_difference", versus=False),
+    document=lambda table: {"analyses": {"comparisons": records(table)}},
+    view=_view,
+    exports={"analyses.comparisons": lambda part: part["comparisons"]},
+)
