@@ -78,20 +78,8 @@ def run_answer(
             len(todo),
             f" ({done_before} of {len(items)} already answered)" if done_before else "",
         )
-        result = engine.ask_shared(life, todo)
-        # Items another process holds are its to answer, not failures of this run.
-        failed = engine.unfinished(life, items)
-        life.finish(
-            "finished" if failed == 0 else "failed",
-            {
-                "items": len(items),
-                "answered": len(items) - failed,
-                "errors": failed,
-                "asked_now": life.taken,
-                "answered_elsewhere": life.elsewhere,
-                "seconds": round(result.seconds, 3),
-                "skipped_images": image_set.problems,
-            },
+        result, failed = engine.ask_and_finish(
+            life, items, todo, summary={"skipped_images": image_set.problems}
         )
     return AnswerSummary(
         run_id=run.run_id,

@@ -93,20 +93,11 @@ def run_challenge(
         engine = AnswerEngine(store, run, vlm, _sampling(parent), retries=api.max_retries)
         todo = engine.pending(items)
         log.info("run %s: %d second turns to ask (%d in all)", run.run_id, len(todo), len(items))
-        result = engine.ask_shared(life, todo)
-        failed = engine.unfinished(life, items)
-        life.finish(
-            "finished" if failed == 0 else "failed",
-            {
-                "items": len(items),
-                "answered": len(items) - failed,
-                "errors": failed,
-                "asked_now": life.taken,
-                "answered_elsewhere": life.elsewhere,
-                "seconds": round(result.seconds, 3),
-                "first_turn_undecided": undecided,
-                "left_out": dict(skipped),
-            },
+        result, failed = engine.ask_and_finish(
+            life,
+            items,
+            todo,
+            summary={"first_turn_undecided": undecided, "left_out": dict(skipped)},
         )
     return ChallengeSummary(
         run_id=run.run_id,

@@ -188,18 +188,9 @@ def _judge_with_vlm(
         engine = AnswerEngine(store, run, vlm, options.sampling, retries=options.api.max_retries)
         todo = engine.pending(items)
         log.info("judge run %s: %d of %d image(s) to ask about", run.run_id, len(todo), len(items))
-        engine.ask_shared(life, todo, desc=f"judge {options.method}")
-        failed = engine.unfinished(life, items)
-        _store_vlm_verdicts(store, run, options, rubrics, template.name, prompts)
-        life.finish(
-            "finished" if not failed else "failed",
-            {
-                "images": len(items),
-                "asked_now": life.taken,
-                "errors": failed,
-                "answered_elsewhere": life.elsewhere,
-            },
-        )
+        _, failed = engine.ask_and_finish(life, items, todo, desc=f"judge {options.method}")
+    # Every stored reply of the run is read into a verdict (offline, idempotent).
+    _store_vlm_verdicts(store, run, options, rubrics, template.name, prompts)
     return run, failed
 
 

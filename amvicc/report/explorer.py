@@ -237,7 +237,8 @@ def _cells(
     cells: dict[tuple[str, int], Any] = {}
     outcome = first["outcome"].map(OUTCOME_CODES).fillna("m").to_numpy(dtype=object)
     reason = first["reason"].fillna("").to_numpy(dtype=object)
-    codes = np.where(reason != "", "m:" + reason.astype(str), outcome)
+    # np.char.add: NumPy 1 has no "+" between str arrays.
+    codes = np.where(reason != "", np.char.add("m:", reason.astype(str)), outcome)
     answers = first["modality"].to_numpy(dtype=object) == "vlm"
     subjects = first["subject_id"].to_numpy(dtype=object)
     replies = store.responses_by_id([s for s in subjects[answers] if s])

@@ -174,6 +174,40 @@ class AnswerEngine:
         bar = life.progress_bar(len(todo), desc=desc or self.vlm.name)
         return self.answer_sync(todo, progress=bar, feed=feed)
 
+    def ask_and_finish(
+        self,
+        life: RunLifecycle,
+        items: Sequence[WorkItem],
+        todo: Sequence[WorkItem],
+        *,
+        desc: str | None = None,
+        summary: Mapping[str, Any] | None = None,
+    ) -> tuple[EngineResult, int]:
+        """Ask about ``todo`` (shared), then finish the run with what every asking stage records.
+
+        The run is ``finished`` when every item of ``items`` has a reply or is another
+        process's to answer, else ``failed`` (rerunning retries the failures).
+
+        Returns:
+            The engine's result and how many items failed.
+        """
+        result = self.ask_shared(life, todo, desc=desc)
+        # Items another process holds are its to answer, not failures of this run.
+        failed = self.unfinished(life, items)
+        life.finish(
+            "finished" if failed == 0 else "failed",
+            {
+                "items": len(items),
+                "answered": len(items) - failed,
+                "errors": failed,
+                "asked_now": life.taken,
+                "answered_elsewhere": life.elsewhere,
+                "seconds": round(result.seconds, 3),
+                **(summary or {}),
+            },
+        )
+        return result, failed
+
     def unfinished(self, life: RunLifecycle, items: Sequence[WorkItem]) -> int:
         """Items still without a reply that no other process holds: this run's failures."""
         life.release()

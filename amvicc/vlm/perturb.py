@@ -126,7 +126,10 @@ class Perturbation:
         elif self.kind == "downscale":
             width = max(1, round(pixels.width * self.level))
             height = max(1, round(pixels.height * self.level))
-            pixels = pixels.resize((width, height), Image.Resampling.LANCZOS)
+            if pixels.mode == "I;16":
+                pixels = _resize_16_bit(pixels, (width, height))
+            else:
+                pixels = pixels.resize((width, height), Image.Resampling.LANCZOS)
         buffer = io.BytesIO()
         if self.kind == "jpeg":
             pixels, forced = _for_jpeg(pixels)
@@ -203,6 +206,20 @@ def _blur_16_bit(image: Image.Image, radius: float) -> Image.Image:
 
     blurred = gaussian_filter(np.asarray(image, dtype=np.float64), sigma=radius, mode="nearest")
     return Image.fromarray(np.clip(np.rint(blurred), 0, 65535).astype(np.uint16))
+
+
+def _resize_16_bit(image: Image.Image, size: tuple[int, int]) -> Image.Image:
+    """Lanczos on 16-bit grey, through 32-bit float.
+
+    Pillow before 10.1 resizes I;16 with nearest and box filters only ("image has wrong
+    mode"); float keeps every level on every version.
+    """
+    import numpy as np
+    from PIL import Image
+
+    as_float = Image.fromarray(np.asarray(image, dtype=np.float32))  # F
+    resized = np.asarray(as_float.resize(size, Image.Resampling.LANCZOS))
+    return Image.fromarray(np.clip(np.rint(resized), 0, 65535).astype(np.uint16))
 
 
 def format_level(level: float) -> str:
