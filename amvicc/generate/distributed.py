@@ -5,10 +5,19 @@ A single process needs nothing from here. Under a launcher (``WORLD_SIZE`` > 1),
 send the main process's to-do list to the others (:meth:`ProcessLayout.broadcast`) and to bring
 their image rows back to it (:meth:`ProcessLayout.gather`): only the main process opens the
 database, so the launch works across machines that share a file system but not its locks.
+
+The process group is destroyed when the interpreter starts to exit (an ``atexit`` hook), before
+Python finalizes. Left to the end, a gloo worker thread that is still releasing the last
+collective's work object (its tensors belong to Python objects: releasing them takes the GIL)
+finds the interpreter finalizing; Python ends that thread with ``pthread_exit``, whose unwinding
+meets a ``noexcept`` C++ destructor and aborts the process ("terminate called without an active
+exception", exit status -6) after all its work is done. Destroying the group first joins those
+threads while they can still take the GIL.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -103,9 +112,23 @@ def current_layout(device: str = "auto") -> ProcessLayout:
         or not torch.cuda.is_available()
     )
     state = PartialState(cpu=cpu)
+    atexit.unregister(leave_process_group)  # once, however many runs the process starts
+    atexit.register(leave_process_group)
     return ProcessLayout(
         index=state.process_index,
         count=state.num_processes,
         device=str(state.device),
         _state=state,
     )
+
+
+def leave_process_group() -> None:
+    """Destroy the launcher's process group, joining its worker threads (see the module doc).
+
+    Safe to call more than once and without a group. Only this process's side is torn down (no
+    collective): the others may already have gone.
+    """
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        dist.destroy_process_group()

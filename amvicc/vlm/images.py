@@ -111,7 +111,10 @@ def check_image(data: bytes) -> str | None:
     """Why encoded bytes are not a usable image, or None when they are.
 
     The image is decoded in full, as a model's processor will: a truncated file that Pillow
-    cannot finish decoding is unusable even though its header reads. A header claiming more
+    cannot finish decoding is unusable even though its header reads. A JPEG is decoded at an
+    eighth of its size (libjpeg's scaled decoding): every byte of its compressed data is still
+    read and decoded, so a truncated or corrupt file fails just the same, at about half the
+    cost of the full-size pixels a local model decodes again anyway. A header claiming more
     pixels than Pillow's decompression-bomb limit (``Image.MAX_IMAGE_PIXELS``, about 89
     megapixels) is refused before any pixel is decoded.
     """
@@ -127,6 +130,7 @@ def check_image(data: bytes) -> str | None:
             with Image.open(io.BytesIO(data)) as image:
                 image.verify()
             with Image.open(io.BytesIO(data)) as image:
+                image.draft(None, (1, 1))  # the smallest scale JPEG has; a no-op for others
                 image.load()
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as err:
         return f"too large to decode safely ({str(err).split('.')[0]})"

@@ -2,8 +2,10 @@
 
 The model loads with ``AutoProcessor`` and ``AutoModelForImageTextToText`` and is prompted
 through its own chat template. :meth:`TransformersVLM.ask` is asynchronous like the API back
-end: concurrent calls are gathered into batches for one ``generate()`` each, run in a worker
-thread so the event loop keeps storing replies and drawing the progress bar.
+end: concurrent calls are gathered into batches for one ``generate()`` each, run in the
+model's own thread so the event loop keeps storing replies and drawing the progress bar. The
+next full batch waits in that thread's queue while one generates, so the model goes from one
+batch to the next without waiting for the event loop to hand it over.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ import importlib.util
 import io
 import json
 import time
+from collections import deque
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -106,6 +110,7 @@ class TransformersVLM(VLM):
         self._pending: list[_Pending] = []
         self._drainer: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: ThreadPoolExecutor | None = None  # the one thread that calls the model
 
     @classmethod
     def load(
@@ -211,15 +216,70 @@ class TransformersVLM(VLM):
         return await future
 
     async def _drain(self) -> None:
-        while self._pending:
+        """Hand batches to the model's thread, at most two at a time, and deliver the replies.
+
+        While one batch generates, the next full one already waits in the thread's queue, so
+        the model never idles for the event loop's turn (on a busy machine, each hand-over
+        can wait a whole time slice). A batch is always the first ``batch_size`` queued
+        questions of one group, as when each batch was taken after the previous one ended: the
+        replies do not depend on timing. A partial batch goes only to an idle model.
+        """
+        loop = asyncio.get_running_loop()
+        if self._thread is None:
+            self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="amvicc-model")
+        queued: deque[tuple[list[_Pending], asyncio.Future[list[Reply]]]] = deque()
+        while self._pending or queued:
             await asyncio.sleep(0)  # let the other callers queue their questions first
-            group = self._pending[0].group
-            batch = [p for p in self._pending if p.group == group][: self.batch_size]
-            self._pending = [p for p in self._pending if p not in batch]
-            replies = await asyncio.to_thread(self.generate, batch)
+            batch = self._take(full=bool(queued)) if len(queued) < 2 else []
+            if batch:
+                queued.append((batch, loop.run_in_executor(self._thread, self.generate, batch)))
+                continue
+            if not queued:
+                continue
+            batch, running = queued.popleft()
+            try:
+                replies = await running
+            except (Exception, asyncio.CancelledError) as err:
+                # Every waiting caller is told (generate() turns the model's own errors into
+                # error replies; this is a bug, or the run being cancelled), none left hanging.
+                self._fail([*batch, *(p for b, _ in queued for p in b)], err)
+                if isinstance(err, asyncio.CancelledError):
+                    raise
+                return
             for pending, reply in zip(batch, replies, strict=True):
                 if not pending.future.done():
                     pending.future.set_result(reply)
+
+    def _fail(self, batch: list[_Pending], err: BaseException) -> None:
+        waiting, self._pending = [*batch, *self._pending], []
+        for pending in waiting:
+            if pending.future.done():
+                continue
+            if isinstance(err, asyncio.CancelledError):
+                pending.future.cancel()
+            else:
+                pending.future.set_exception(err)
+
+    def _take(self, *, full: bool) -> list[_Pending]:
+        """The next batch: the first queued questions of the first one's group.
+
+        Args:
+            full: take them only if they fill a batch (a model still busy can wait for more).
+        """
+        if not self._pending:
+            return []
+        group = self._pending[0].group
+        batch = [p for p in self._pending if p.group == group][: self.batch_size]
+        if full and len(batch) < self.batch_size:
+            return []
+        self._pending = [p for p in self._pending if p not in batch]
+        return batch
+
+    async def aclose(self) -> None:
+        """Stop the model's thread (started again by the next question)."""
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            thread.shutdown(wait=True, cancel_futures=True)
 
     def generate(self, batch: list[_Pending]) -> list[Reply]:
         """Answer a batch with one ``generate()``; a failure becomes an error per reply."""

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import io
 import random
 import sys
 from pathlib import Path
 
 import pytest
+from PIL import Image
 
 from amvicc.catalogue import format_index_ranges, parse_index_ranges
 from amvicc.errors import UserError
@@ -102,3 +104,21 @@ def test_hf_dataset_without_datasets_names_the_extra(monkeypatch: pytest.MonkeyP
     monkeypatch.setitem(sys.modules, "datasets", None)  # what an install without it looks like
     with pytest.raises(UserError, match=r"amvicc\[hf-datasets\]"):
         hf_dataset_images("MMVP/MMVP", [1])
+
+
+def test_a_truncated_or_corrupt_jpeg_is_unreadable_though_it_is_checked_at_a_small_scale(
+    tmp_path: Path,
+) -> None:
+    buffer = io.BytesIO()
+    Image.effect_noise((256, 256), 60).convert("RGB").save(buffer, format="JPEG")
+    whole = buffer.getvalue()
+    corrupt = bytearray(whole)
+    corrupt[len(whole) // 2 : len(whole) // 2 + 200] = b"\xff" * 200
+    (tmp_path / "1.jpg").write_bytes(whole)
+    (tmp_path / "2.jpg").write_bytes(whole[: len(whole) // 2])
+    (tmp_path / "3.jpg").write_bytes(whole[:-10])  # only the last bytes of the scan missing
+    (tmp_path / "4.jpg").write_bytes(bytes(corrupt))
+    found = folder_images(tmp_path, [1, 2, 3, 4])
+    assert [i.index for i in found.images] == [1]
+    assert set(found.unreadable) == {2, 3, 4}
+    assert "truncated" in found.unreadable[2] and "truncated" in found.unreadable[3]

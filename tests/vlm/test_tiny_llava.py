@@ -5,7 +5,10 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -145,3 +148,67 @@ def test_a_second_turn_goes_through_the_chat_template() -> None:
         vlm.ask(image_bytes(3), "Is the door open? (a) Open (b) Closed", max_tokens=4)
     )
     assert again.text == replies[0].text
+
+
+class _Scripted(TransformersVLM):
+    """The batching of :class:`TransformersVLM` around a scripted ``generate()``."""
+
+    def __init__(self, batch_size: int, generate: Callable[[list[Any]], list[Reply]]) -> None:
+        super().__init__(
+            None, None, name="scripted", source="-", device="cpu", dtype="float32",
+            batch_size=batch_size,
+        )  # fmt: skip
+        self._script = generate
+        self.batches: list[list[str]] = []
+
+    def generate(self, batch: list[Any]) -> list[Reply]:
+        self.batches.append([p.turns[-1].text for p in batch])
+        return self._script(batch)
+
+
+def _echo(batch: list[Any]) -> list[Reply]:
+    return [Reply(p.turns[-1].text, None, latency_s=0.0) for p in batch]
+
+
+def test_the_next_full_batch_waits_in_the_model_thread_while_one_generates() -> None:
+    release = threading.Event()
+    queued_meanwhile: list[int] = []
+    vlm: _Scripted
+
+    def slow_first(batch: list[Any]) -> list[Reply]:
+        if len(vlm.batches) == 1:
+            assert release.wait(10)
+        return _echo(batch)
+
+    vlm = _Scripted(2, slow_first)
+
+    async def ask_all() -> list[str | None]:
+        asks = [asyncio.ensure_future(vlm.converse([ChatTurn.user(f"q{i}")])) for i in range(5)]
+        while len(vlm.batches) < 1:
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.1)  # the first batch is generating
+        queued_meanwhile.append(len(vlm._pending))
+        release.set()
+        return [reply.text for reply in await asyncio.gather(*asks)]
+
+    assert asyncio.run(ask_all()) == [f"q{i}" for i in range(5)]
+    # the second batch was handed to the model's thread before the first one ended (the fifth
+    # question, a partial batch, waits for an idle model); the batches are what they were
+    assert queued_meanwhile == [1]
+    assert vlm.batches == [["q0", "q1"], ["q2", "q3"], ["q4"]]
+
+
+def test_an_unexpected_error_in_generate_reaches_every_caller_instead_of_hanging() -> None:
+    def broken(batch: list[Any]) -> list[Reply]:
+        raise TypeError("a processor bug")
+
+    vlm = _Scripted(2, broken)
+
+    async def ask_all() -> list[Reply]:
+        asks = [vlm.converse([ChatTurn.user(f"q{i}")]) for i in range(5)]
+        return list(await asyncio.wait_for(asyncio.gather(*asks), timeout=20))
+
+    with pytest.raises(TypeError, match="a processor bug"):
+        asyncio.run(ask_all())
+    asyncio.run(vlm.aclose())
+    assert vlm._thread is None
