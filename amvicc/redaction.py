@@ -10,18 +10,21 @@ A server can also send a key back: an error body (401, 500) that repeats the req
 ``Authorization`` header. Every key amvicc reads from the environment is remembered
 (:func:`remember_secret`), and :func:`redact_text` / :func:`redact_bytes` replace it, and any
 ``Bearer``/``Basic`` credential, wherever it appears: in error messages, stored bodies and
-printed lines.
+printed lines. A server may echo the key encoded: URL-quoted, JSON-escaped or in base64 (of
+the key, or of the whole ``Bearer`` header), so those forms are remembered with it.
 """
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import re
 import shlex
 import threading
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, quote_plus, urlsplit, urlunsplit
 
 REDACTED = "[redacted]"
 # Name parts that say a value is a credential: api_key, x-api-key, access_token, apiKey,
@@ -136,7 +139,23 @@ def remember_secret(value: str | None) -> None:
     """
     if value and len(value) >= MIN_SECRET_LENGTH:
         with _SECRETS_LOCK:
-            _SECRETS.add(value)
+            _SECRETS.update(form for form in _echoed_forms(value) if len(form) >= MIN_SECRET_LENGTH)
+
+
+def _echoed_forms(value: str) -> set[str]:
+    """The forms a server may echo a key in: as sent, URL-quoted, JSON-escaped, base64.
+
+    Base64 of a text that starts with the key (or with ``Bearer <key>``) begins with the same
+    characters whatever follows, up to the last whole 3-byte group: that prefix is remembered.
+    """
+    escaped = json.dumps(value)[1:-1]
+    forms = {value, quote(value, safe=""), quote_plus(value), escaped, escaped.replace("/", "\\/")}
+    for text in (value, f"Bearer {value}"):
+        data = text.encode()
+        whole = data[: len(data) - len(data) % 3]
+        forms.add(base64.b64encode(whole).decode())
+        forms.add(base64.urlsafe_b64encode(whole).decode())
+    return forms
 
 
 def remember_environment_secrets() -> None:

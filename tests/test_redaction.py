@@ -114,3 +114,32 @@ def test_redaction_of_known_secrets_and_bearer_tokens() -> None:
     body = b'{"error": {"message": "key sk-unit-test-0123456789 is invalid \xff"}}'
     assert redact_bytes(body) == b'{"error": {"message": "key [redacted] is invalid \xff"}}'
     assert redact_bytes(b'{"choices": []}') == b'{"choices": []}'
+
+
+def test_a_key_echoed_encoded_is_redacted_too() -> None:
+    """A server may quote the header it got URL-encoded, JSON-escaped or in base64."""
+    import base64
+    import json
+    from urllib.parse import quote, quote_plus
+
+    key = "sk-enc/od+ed=key 0123456789"
+    remember_secret(key)
+    bearer = base64.b64encode(f"Bearer {key}, Accept: */*".encode()).decode()
+    echoes = [
+        f"?auth={quote(key, safe='')}&x=1",
+        f"header={quote_plus(key)}",
+        json.dumps({"got": key}),
+        json.dumps({"got": key}).replace("/", "\\/"),
+        f"token b64: {base64.b64encode(key.encode()).decode()}",
+        f"token b64: {base64.urlsafe_b64encode(key.encode()).decode()}",
+        f"raw header b64: {bearer}",
+    ]
+    for echo in echoes:
+        redacted = redact_text(echo)
+        assert "[redacted]" in redacted, echo
+        # nothing of the key's encoded form longer than its last, partial group survives
+        for form in (quote(key, safe=""), base64.b64encode(key.encode()).decode()[:-4]):
+            assert form not in redacted
+    assert redact_text("an ordinary reply: the bird faces left") == (
+        "an ordinary reply: the bird faces left"
+    )
