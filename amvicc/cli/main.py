@@ -14,7 +14,7 @@ import logging
 import os
 import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from amvicc import __version__
@@ -169,11 +169,22 @@ FILE_ERRNOS = frozenset(
 )
 
 
-def run_as_module(package: str | None) -> NoReturn:
+def run_as_module(
+    package: str | None, end: Callable[[int | str | None], NoReturn] | None = None
+) -> NoReturn:
     """Entry point of ``python -m amvicc.<verb>``: the same as ``amvicc <verb>``.
 
     Args:
         package: the ``__package__`` of the ``__main__`` module, which names the verb
             (``amvicc.import_answers`` runs ``import-answers``).
+        end: how the process ends with the verb's status (argparse's exits included);
+            ``SystemExit`` when not given. Launched generate processes end without
+            finalizing the interpreter.
     """
-    raise SystemExit(main([verb_name(package or ""), *sys.argv[1:]]))
+    try:
+        status: int | str | None = main([verb_name(package or ""), *sys.argv[1:]])
+    except SystemExit as stop:  # argparse's errors and --help
+        status = stop.code
+    if end is None:
+        raise SystemExit(status)
+    end(status)

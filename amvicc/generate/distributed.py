@@ -12,17 +12,22 @@ collective's work object (its tensors belong to Python objects: releasing them t
 finds the interpreter finalizing; Python ends that thread with ``pthread_exit``, whose unwinding
 meets a ``noexcept`` C++ destructor and aborts the process ("terminate called without an active
 exception", exit status -6) after all its work is done. Destroying the group first joins those
-threads while they can still take the GIL.
+threads while they can still take the GIL. That was not enough (one launch in fourteen still
+aborted under load, so some other thread meets finalization too): a launched process therefore
+ends with :func:`exit_launched_process`, which flushes its output, leaves the group and ends
+with ``os._exit`` once everything is stored, so the interpreter never finalizes at all.
 """
 
 from __future__ import annotations
 
 import atexit
+import logging
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from amvicc.extras import require_extra
 
@@ -132,3 +137,25 @@ def leave_process_group() -> None:
 
     if dist.is_available() and dist.is_initialized():
         dist.destroy_process_group()
+
+
+def exit_launched_process(status: int | str | None) -> NoReturn:
+    """End the process with ``status``; a launched one without finalizing the interpreter.
+
+    Alone (no launcher) this is ``sys.exit``. A launched process has stored everything by now
+    (only the main one writes, and its store is closed), so what finalization would do is
+    flushing output and leaving the group, done here; skipping the rest takes away the moment
+    a C++ thread of torch can be stopped by a finalizing interpreter (see the module doc).
+    """
+    if launched_processes() <= 1:
+        raise SystemExit(status)
+    if isinstance(status, str):  # SystemExit("message"): print it as Python would
+        print(status, file=sys.stderr)
+    code = 0 if status is None else status if isinstance(status, int) else 1
+    try:
+        leave_process_group()
+    finally:
+        logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
