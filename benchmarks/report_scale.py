@@ -7,7 +7,7 @@ runs at size: concordance of 4 × 50 model pairs, paired comparisons of every tw
 explicit − implicit gains, samples. It then times `amvicc report --format csv` and the HTML
 report, each as a fresh process (imports included), with the default 1,000 bootstrap
 resamples, and prints the seconds of each section of the HTML report. The last line is
-``report_seconds: X``, the slower of the two (target: at most 10 on a 2-core machine).
+``report_seconds: X``, the slower of the two (target: at most 3 on a quiet 2-core machine).
 
     python benchmarks/report_scale.py [--models 50] [--samples 4] [--vlms 4] [--keep DIR]
 """

@@ -212,6 +212,7 @@ def prepare(store: Store, options: ReportOptions, clock: Clock) -> tuple[Part, P
             else None
         )
     resampler = Resampler(options.bootstrap, options.seed, options.confidence)
+    shared: dict[str, Any] = {}
     parts: tuple[Items | None, Items | None] = (None, None)
     if everything is not None:
         with clock.timed("items"):
@@ -229,6 +230,7 @@ def prepare(store: Store, options: ReportOptions, clock: Clock) -> tuple[Part, P
             resampler=resampler,
             clock=clock,
             sections=SECTION_BY_KEY,
+            shared=shared,
         )
         for kind, items, elsewhere in (
             (kind, parts[kind], tuple(e for e in selection.elsewhere if e.smoke == kind))

@@ -22,7 +22,6 @@ Everything is vectorised with pandas, so 360,000 verdicts take well under a seco
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 import pandas as pd
@@ -294,19 +293,13 @@ def decide_items(
             "use a catalogue with prompts (e.g. the shipped one)"
         )
     image_keys = entry_keys(list(entries), "igm")
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        # Every image verdict is read while the slots are: SQLite reads without holding
-        # Python's lock, so on two cores the two reads overlap (each is a third of a second
-        # at fifty models); they are then kept to the slots' images.
-        every_verdict = pool.submit(
-            store.latest_verdict_values, "image", None if image_keys else []
-        )
-        image_rows = store.current_image_slots(image_keys)
-        response_rows = store.current_response_slots(
-            entry_keys(list(entries), "vlm"), MMVP_IMAGE_KEY
-        )
-        response_verdicts = _latest_verdicts(store, "response", response_rows["response_id"])
-        image_verdicts = every_verdict.result()
+    # Read one after the other: both reads spend their time making Python objects under
+    # Python's lock, so a second thread overlapped nothing (1.03 s at best either way, at
+    # fifty models) and, on a busy machine, its fight for the lock made the median 1.6 s.
+    image_rows = store.current_image_slots(image_keys)
+    image_verdicts = store.latest_verdict_values("image", None if image_keys else [])
+    response_rows = store.current_response_slots(entry_keys(list(entries), "vlm"), MMVP_IMAGE_KEY)
+    response_verdicts = _latest_verdicts(store, "response", response_rows["response_id"])
     image_verdicts = image_verdicts[
         image_verdicts["subject_id"].isin(image_rows["image_id"])
     ].reset_index(drop=True)

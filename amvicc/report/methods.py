@@ -104,8 +104,14 @@ def source_kind(source: str) -> str:
     return ROLE_WORDS[source_role(source)]
 
 
-def describe_methods(store: Store, items: Items) -> Methods:
-    """Collect the runs, seeds, judges and counts behind the report."""
+def describe_methods(
+    store: Store, items: Items, rubric_versions: Mapping[str, tuple[str, ...]] | None = None
+) -> Methods:
+    """Collect the runs, seeds, judges and counts behind the report.
+
+    ``rubric_versions``: :meth:`Store.rubric_versions`, when the caller has read it already
+    (it scans every verdict); read here otherwise.
+    """
     labels = {run_id: e.label for e in items.entries for run_id in e.run_ids}
     # Runs on other catalogues are reported apart, but are runs behind the report all the same.
     apart = {run_id: e.label for e in items.elsewhere for run_id in e.run_ids}
@@ -157,10 +163,12 @@ def describe_methods(store: Store, items: Items) -> Methods:
                 condition=run.condition,
             )
         )
-    verdicts = pd.concat([items.image_verdicts, items.response_verdicts], ignore_index=True)
-    rubric = {source: ", ".join(v) for source, v in store.rubric_versions().items()}
+    if rubric_versions is None:
+        rubric_versions = store.rubric_versions()
+    rubric = {source: ", ".join(v) for source, v in rubric_versions.items()}
     # one row per (subject, source): a source's row count is the items it judged
-    judged = verdicts["source"].value_counts().sort_index()
+    by_source = [items.image_verdicts["source"], items.response_verdicts["source"]]
+    judged = pd.concat(by_source, ignore_index=True).value_counts().sort_index()
     sources = tuple(
         SourceInfo(
             source=str(source),
@@ -185,7 +193,7 @@ def describe_methods(store: Store, items: Items) -> Methods:
         (f"answers {s or 'not answered'}", int(n))
         for s, n in f.loc[f["modality"] == "vlm", "status"].value_counts().sort_index().items()
     ]
-    counts.append(("verdicts (latest per source and item)", len(verdicts)))
+    counts.append(("verdicts (latest per source and item)", int(judged.sum())))
     from amvicc.provenance import package_versions
 
     versions = package_versions(("amvicc", "numpy", "pandas", "scipy", "scikit-learn"))

@@ -52,17 +52,21 @@ def rater_agreement(items: Items) -> pd.DataFrame:
     human = human[position >= 0]
     if human.empty:
         return pd.DataFrame(columns=columns)
-    labels = sorted(human["value"].unique())
+    # Each value's code in sorted order, from one pass over the values.
+    value_codes, values = pd.factorize(human["value"])
+    labels = sorted(values)
     size = len(labels)
+    sorted_codes = np.array([labels.index(v) for v in values], dtype="int64")[value_codes]
     # One row per subject (each belongs to one model), one column per rater, the label's
     # code or NaN: a numpy matrix filled by position, as a pandas pivot of 360,000 string
-    # keys takes seconds; each model's subjects are one block of rows.
-    subject_codes, subject_ids = pd.factorize(human["subject_id"])
+    # keys takes seconds; each model's subjects are one block of rows. Subjects are numbered
+    # in the order first met, from their integer positions in ``subjects`` (the numbering
+    # factorizing the ids gives, without hashing 360,000 strings again).
+    subject_codes, subject_positions = pd.factorize(position[position >= 0])
     rater_codes, rater_names = pd.factorize(human["source"])
-    matrix = np.full((len(subject_ids), len(rater_names)), np.nan)
-    matrix[subject_codes, rater_codes] = pd.Categorical(human["value"], categories=labels).codes
-    entry_of = np.empty(len(subject_ids), dtype=object)
-    entry_of[subject_codes] = subjects["entry"].to_numpy(dtype=object)[position[position >= 0]]
+    matrix = np.full((len(subject_positions), len(rater_names)), np.nan)
+    matrix[subject_codes, rater_codes] = sorted_codes
+    entry_of = subjects["entry"].to_numpy(dtype=object)[subject_positions]
     entry_codes, entry_keys = pd.factorize(entry_of)  # models in the order first met
     order = np.argsort(entry_codes, kind="stable")
     ends = np.cumsum(np.bincount(entry_codes, minlength=len(entry_keys)))

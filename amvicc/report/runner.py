@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -33,7 +36,7 @@ def run_report(options: ReportOptions, *, store: Store) -> ReportSummary:
         UserError: nothing to report, a bad selection, or the file cannot be written.
     """
     options = _default_catalogue(options, store)
-    with single_threaded_blas():
+    with single_threaded_blas(), cyclic_gc_paused():
         text, timings = _compute(options, store)
     log.debug(
         "report timings: %s",
@@ -45,6 +48,25 @@ def run_report(options: ReportOptions, *, store: Store) -> ReportSummary:
     if path is not None:
         write_output(path, text, what="the report")
     return ReportSummary(options.format, text, path)
+
+
+@contextmanager
+def cyclic_gc_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while the enclosed code runs.
+
+    A report makes millions of objects that live until it is written (the rows it reads, the
+    frames made from them); the collector's full passes keep scanning them and free almost
+    nothing: 0.3 to 0.4 s of a report over 356k verdicts, with the same peak memory without
+    them. Memory freed by reference counting, nearly all of it, is freed as before; whatever
+    cycles are left are collected once the collector runs again after the block.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _default_catalogue(options: ReportOptions, store: Store) -> ReportOptions:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import pandas as pd
 
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from amvicc.report.outcomes import Outcomes
 
 Need = Literal["rows", "document", "view"]
+T = TypeVar("T")
 SMOKE_MARK = "⚠ smoke"
 
 
@@ -153,6 +154,7 @@ class Part:
         resampler: the bootstrap weights, shared by both parts.
         clock: where the seconds of each step go.
         smoke_part: in the real part, the smoke-test models' part (None without any).
+        shared: workspace reads both parts need, made once (see :meth:`read_once`).
     """
 
     def __init__(
@@ -168,6 +170,7 @@ class Part:
         resampler: Resampler,
         clock: Clock,
         sections: Mapping[str, Section],
+        shared: dict[str, Any] | None = None,
     ) -> None:
         """Hold the part's inputs; nothing is computed yet."""
         self.store = store
@@ -183,6 +186,7 @@ class Part:
         self.selection_order: tuple[str, ...] = ()
         self._sections = sections
         self._data: dict[str, Any] = {}
+        self.shared: dict[str, Any] = {} if shared is None else shared
 
     @property
     def entries(self) -> tuple[ModelEntry, ...]:
@@ -200,6 +204,17 @@ class Part:
             with self.clock.timed(key):
                 self._data[key] = self._sections[key].compute(self)
         return self._data[key]
+
+    def read_once(self, name: str, read: Callable[[], T]) -> T:
+        """``read()``'s result, read once for both parts of the report (under ``name``).
+
+        For workspace reads that do not depend on the part's models, such as a scan of every
+        verdict: the second part reuses the first's instead of scanning again.
+        """
+        if name not in self.shared:
+            self.shared[name] = read()
+        value: T = self.shared[name]
+        return value
 
     def __contains__(self, key: str) -> bool:
         """Whether section ``key`` has been computed for this part."""

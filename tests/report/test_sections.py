@@ -160,6 +160,25 @@ def test_smoke_test_models_are_never_compared_or_pooled_with_real_ones(
     assert "tiny-sd3 ⚠ smoke" in after and "tiny-llava ⚠ smoke" in after
 
 
+def test_both_parts_share_one_scan_of_every_verdict_for_the_rubric_versions(
+    mixed: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The methods section of each part names rubric versions read by one workspace scan."""
+    store = mixed.store
+    scans = []
+    read = store.rubric_versions
+
+    def counted() -> dict[str, tuple[str, ...]]:
+        scans.append(1)
+        return read()
+
+    monkeypatch.setattr(store, "rubric_versions", counted)
+    report = build_report(store, bootstrap=0, indices=INDICES, need="view")
+    assert report.part(False)["methods"] is not None
+    assert report.part(True)["methods"] is not None
+    assert len(scans) == 1
+
+
 def test_failure_modes_are_one_row_per_model_naming_the_failing_metrics(
     mixed: Workspace,
 ) -> None:

@@ -16,7 +16,8 @@ from amvicc.report.section import Part, Section
 def _compute(part: Part) -> Methods | None:
     if part.items is None:
         return None
-    return describe_methods(part.store, part.items)
+    rubric = part.read_once("rubric_versions", part.store.rubric_versions)
+    return describe_methods(part.store, part.items, rubric)
 
 
 def _document(methods: Methods) -> dict[str, Any]:
