@@ -18,7 +18,7 @@ import pandas as pd
 from amvicc.provenance import canonical_json
 from amvicc.redaction import REDACTED, redact_command, redact_config
 from amvicc.report.items import Items
-from amvicc.store import SHEET_PREFIX, Store, source_role
+from amvicc.store import SHEET_PREFIX, SeedRange, Store, source_role
 
 # Values that are keys whatever their name (a key stored by mistake under another name).
 _SECRET_VALUE = re.compile(r"^(sk-|sk_|hf_|Bearer\s)[A-Za-z0-9_\-]{8,}")
@@ -104,6 +104,44 @@ def source_kind(source: str) -> str:
     return ROLE_WORDS[source_role(source)]
 
 
+def _seed_text(config: Any, seeds: SeedRange | None) -> str:
+    """How a run's seeds read in the methods table (``seeds``: its image seed range, if any)."""
+    text = "none recorded"
+    if seeds is not None:
+        text = (
+            f"{seeds.count} per-image seed(s), {seeds.low}…{seeds.high}"
+            if seeds.count > 1
+            else f"{seeds.low}"
+        )
+    if isinstance(config, Mapping) and "seed" in config:
+        text = f"base seed {config['seed']}; {text}"
+    if isinstance(config, Mapping) and str(config.get("seeds", "")).startswith("not controllable"):
+        # An API without a seed parameter (OpenAI images, chat-completion images).
+        text = str(config["seeds"])
+    return text
+
+
+def _counts(items: Items, verdicts: int) -> tuple[tuple[str, int], ...]:
+    """The report's counts: models, questions, items by outcome, images and answers by status."""
+    f = items.frame
+    counts: list[tuple[str, int]] = [
+        ("models", len(items.entries)),
+        ("questions", len(items.catalogue)),
+        ("items", len(f)),
+    ]
+    counts += [(f"items {o}", int(n)) for o, n in f["outcome"].value_counts().sort_index().items()]
+    counts += [
+        (f"images {s or 'not generated'}", int(n))
+        for s, n in f.loc[f["modality"] == "igm", "status"].value_counts().sort_index().items()
+    ]
+    counts += [
+        (f"answers {s or 'not answered'}", int(n))
+        for s, n in f.loc[f["modality"] == "vlm", "status"].value_counts().sort_index().items()
+    ]
+    counts.append(("verdicts (latest per source and item)", verdicts))
+    return tuple(counts)
+
+
 def describe_methods(
     store: Store, items: Items, rubric_versions: Mapping[str, tuple[str, ...]] | None = None
 ) -> Methods:
@@ -127,19 +165,6 @@ def describe_methods(
         if run.run_id not in labels:
             continue
         config = scrub(run.config)
-        seed_text = "none recorded"
-        if run.run_id in seeds:
-            s = seeds[run.run_id]
-            seed_text = (
-                f"{s.count} per-image seed(s), {s.low}…{s.high}" if s.count > 1 else f"{s.low}"
-            )
-        if isinstance(config, Mapping) and "seed" in config:
-            seed_text = f"base seed {config['seed']}; {seed_text}"
-        if isinstance(config, Mapping) and str(config.get("seeds", "")).startswith(
-            "not controllable"
-        ):
-            # An API without a seed parameter (OpenAI images, chat-completion images).
-            seed_text = str(config["seeds"])
         note = None
         if run.run_id in apart:
             note = "on another catalogue than the report's: scored apart, against its own"
@@ -158,7 +183,7 @@ def describe_methods(
                 ended_at=run.ended_at,
                 command=redact_command(run.command),
                 config=canonical_json(config),
-                seeds=seed_text,
+                seeds=_seed_text(config, seeds.get(run.run_id)),
                 catalogue_note=note,
                 condition=run.condition,
             )
@@ -178,29 +203,14 @@ def describe_methods(
         )
         for source, count in judged.items()
     )
-    f = items.frame
-    counts: list[tuple[str, int]] = [
-        ("models", len(items.entries)),
-        ("questions", len(items.catalogue)),
-        ("items", len(f)),
-    ]
-    counts += [(f"items {o}", int(n)) for o, n in f["outcome"].value_counts().sort_index().items()]
-    counts += [
-        (f"images {s or 'not generated'}", int(n))
-        for s, n in f.loc[f["modality"] == "igm", "status"].value_counts().sort_index().items()
-    ]
-    counts += [
-        (f"answers {s or 'not answered'}", int(n))
-        for s, n in f.loc[f["modality"] == "vlm", "status"].value_counts().sort_index().items()
-    ]
-    counts.append(("verdicts (latest per source and item)", int(judged.sum())))
+    counts = _counts(items, int(judged.sum()))
     from amvicc.provenance import package_versions
 
     versions = package_versions(("amvicc", "numpy", "pandas", "scipy", "scikit-learn"))
     return Methods(
         runs=tuple(infos),
         sources=sources,
-        counts=tuple(counts),
+        counts=counts,
         catalogue_source=items.catalogue.source,
         catalogue_sha256=items.catalogue.sha256,
         label_policies=", ".join(
