@@ -6,16 +6,12 @@ send the main process's to-do list to the others (:meth:`ProcessLayout.broadcast
 their image rows back to it (:meth:`ProcessLayout.gather`): only the main process opens the
 database, so the launch works across machines that share a file system but not its locks.
 
-The process group is destroyed when the interpreter starts to exit (an ``atexit`` hook), before
-Python finalizes. Left to the end, a gloo worker thread that is still releasing the last
-collective's work object (its tensors belong to Python objects: releasing them takes the GIL)
-finds the interpreter finalizing; Python ends that thread with ``pthread_exit``, whose unwinding
-meets a ``noexcept`` C++ destructor and aborts the process ("terminate called without an active
-exception", exit status -6) after all its work is done. Destroying the group first joins those
-threads while they can still take the GIL. That was not enough (one launch in fourteen still
-aborted under load, so some other thread meets finalization too): a launched process therefore
-ends with :func:`exit_launched_process`, which flushes its output, leaves the group and ends
-with ``os._exit`` once everything is stored, so the interpreter never finalizes at all.
+A launched process must not let Python finalize: a torch thread (gloo's) stopped by a
+finalizing interpreter is ended with ``pthread_exit``, whose unwinding meets a ``noexcept`` C++
+destructor and aborts the process ("terminate called without an active exception", exit -6)
+after all its work is done. ``python -m amvicc.generate`` therefore ends through
+:func:`exit_launched_process` (flush, leave the group, ``os._exit``); code that calls
+:func:`current_layout` itself still gets an ``atexit`` hook that leaves the group early.
 """
 
 from __future__ import annotations
