@@ -31,6 +31,7 @@ from amvicc.report.items import (
 )
 from amvicc.report.metrics import metric_table, with_interaction
 from amvicc.report.options import ReportOptions
+from amvicc.report.parallel import second_process_pays, sections_apart
 from amvicc.report.section import Clock, Need, Part
 from amvicc.report.sections import SECTION_BY_KEY, SECTIONS
 from amvicc.report.self_preference import judge_model
@@ -172,10 +173,19 @@ def build_report(
     clock = Clock()
     real, smoke = prepare(store, options, clock)
     chosen = [s for s in SECTIONS if s.needed(need)]
+    apart = (
+        [s.key for s in chosen if s.apart]
+        if second_process_pays(options.processes, (real, smoke))
+        else []
+    )
+    here = [s for s in chosen if s.key not in apart]
     # disable=None: no bar when stderr is not a terminal (logs, pipes, CI).
-    with tqdm(
-        chosen, desc="report", unit="section", disable=None if progress else True, leave=False
-    ) as bar:
+    with (
+        sections_apart(apart, (real, smoke), clock),
+        tqdm(
+            here, desc="report", unit="section", disable=None if progress else True, leave=False
+        ) as bar,
+    ):
         for section in bar:
             bar.set_postfix_str(section.key)
             for part in (real, smoke):

@@ -61,6 +61,8 @@ class ReportOptions:
         progress: show a progress bar while the report is computed.
         excel_safe: in CSV, prefix text cells a spreadsheet would run as a formula
             (``=``, ``+``, ``-``, ``@``) with ``'``; off by default to keep the data exact.
+        processes: ``1`` computes every section in this process, ``2`` half of them in a
+            second one; None: two on a big workspace with two or more cores.
     """
 
     verdicts: str = HUMAN_VERDICTS
@@ -83,6 +85,7 @@ class ReportOptions:
     default_file: bool = True
     progress: bool = True
     excel_safe: bool = False
+    processes: int | None = None
 
 
 SUFFIX_FORMATS: dict[str, ReportFormat] = {

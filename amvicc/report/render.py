@@ -82,7 +82,7 @@ def _on_catalogue(rows: Any, part: Part) -> Any:
 def to_json(report: Report) -> str:
     """The whole report as JSON (missing numbers as null)."""
     options = asdict(report.options)
-    for where_it_goes in ("output", "default_file", "progress", "excel_safe"):
+    for where_it_goes in ("output", "default_file", "progress", "excel_safe", "processes"):
         options.pop(where_it_goes)  # not how the numbers came
     options["catalogue"] = str(options["catalogue"]) if options["catalogue"] else None
     for name in ("indices", "smoke_indices"):

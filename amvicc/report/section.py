@@ -78,6 +78,9 @@ class Section:
             called with the part and how to write its data into the page (escaped for
             Markdown; HTML escapes everything itself).
         toc: a shorter title for the table of contents.
+        apart: heavy and independent of the metric table, which the sections it is computed
+            beside would need: on a big workspace a second process computes it while this one
+            computes the rest (:mod:`amvicc.report.parallel`).
     """
 
     key: str
@@ -93,6 +96,7 @@ class Section:
     hides: bool = False
     heading: Callable[[Part, Callable[[str], str]], str] | None = None
     toc: str | None = None
+    apart: bool = False
 
     def title_for(self, part: Part, text: Callable[[str], str] = str) -> str:
         """Its title in ``part``, the data in it written with ``text``."""
@@ -204,6 +208,10 @@ class Part:
             with self.clock.timed(key):
                 self._data[key] = self._sections[key].compute(self)
         return self._data[key]
+
+    def adopt(self, key: str, data: Any) -> None:
+        """Take section ``key``'s data as computed elsewhere (another process, same inputs)."""
+        self._data[key] = data
 
     def read_once(self, name: str, read: Callable[[], T]) -> T:
         """``read()``'s result, read once for both parts of the report (under ``name``).

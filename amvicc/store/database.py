@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -100,12 +101,27 @@ def _rollback(conn: sqlite3.Connection) -> None:
             conn.execute("ROLLBACK")
 
 
+# Every database open in this process, so that a forked child forgets their connections.
+_OPEN: weakref.WeakSet[Database] = weakref.WeakSet()
+
+
+def _forget_connections_in_child() -> None:
+    for database in list(_OPEN):
+        database._forget_connections()
+
+
+os.register_at_fork(after_in_child=_forget_connections_in_child)
+
+
 def _translated(err: sqlite3.Error, db_path: Path) -> Exception:
     return workspace_error(err, db_path) or err
 
 
 class Database:
     """The connections to one workspace database, brought up to the current schema.
+
+    A process forked from one holding a database (a report's second process) opens its own
+    connections: SQLite's cannot cross a fork.
 
     Args:
         db_path: the SQLite file; created when missing.
@@ -116,6 +132,7 @@ class Database:
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
+        _OPEN.add(self)
         # A folder or file that cannot be written is opened read-only (and immutable: SQLite
         # would otherwise need to create its WAL index beside the database).
         self.read_only = db_path.is_file() and not (
@@ -132,6 +149,16 @@ class Database:
             with self._lock:
                 self._connections.append(conn)
         return conn
+
+    def _forget_connections(self) -> None:
+        """Drop the connections without closing them: a forked child's are its parent's.
+
+        Closing one in the child would touch the parent's database and locks; the child
+        opens its own on first use and leaves these to its exit.
+        """
+        self._local = threading.local()
+        self._connections = []
+        self._lock = threading.Lock()
 
     def _open(self) -> sqlite3.Connection:
         if not self.read_only:

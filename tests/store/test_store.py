@@ -265,3 +265,32 @@ def test_runs_record_their_condition_parent_and_counts(store: Store) -> None:
     assert grain.run_id not in counts
     pairs = store.challenge_replies([arm.config_key], "mmvp")
     assert pairs[["response_id", "parent_response_id"]].values.tolist() == [[second, first]]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX")
+def test_a_forked_child_opens_its_own_connection_and_the_parent_keeps_its_own(
+    tmp_path: Path,
+) -> None:
+    store = Store(tmp_path)
+    run = store.start_run(_spec())
+    parent_connection = store.connection()
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        status = 1
+        try:
+            fresh = store.connection() is not parent_connection
+            found = [r.run_id for r in store.runs()] == [run.run_id]
+            os.write(writer, f"{fresh} {found}".encode())
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(writer)
+    with os.fdopen(reader) as pipe:
+        said = pipe.read()
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert said == "True True"
+    assert store.connection() is parent_connection
+    assert [r.run_id for r in store.runs()] == [run.run_id]
+    store.close()

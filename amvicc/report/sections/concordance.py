@@ -128,6 +128,7 @@ SECTION = Section(
     key="concordance",
     title="Item-level concordance: do VLMs and image models fail the same pairs?",
     toc="Concordance",
+    apart=True,
     compute=_compute,
     rows=_rows,
     document=lambda table: {"analyses": {"concordance": records(table)}},

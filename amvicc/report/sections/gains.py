@@ -67,6 +67,7 @@ def _view(data: Gains, page: Page) -> dict[str, Any]:
 SECTION = Section(
     key="gains",
     title="Explicit − implicit gain",
+    apart=True,
     compute=_compute,
     rows=lambda data: comparison_rows(data.table, "", versus=False),
     document=lambda data: {

@@ -57,6 +57,7 @@ def _view(data: Judges, page: Page) -> dict[str, Any]:
 SECTION = Section(
     key="judges",
     title="Judge validation",
+    apart=True,
     compute=_compute,
     document=lambda data: {
         "judge_validation": records(data.table),

@@ -1,0 +1,181 @@
+"""A report's second process: the same report, byte for byte, and nothing lost when it fails."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import time
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from amvicc.errors import UserError
+from amvicc.report import ReportOptions, run_report
+from amvicc.report.options import ReportFormat
+from amvicc.report.sections import SECTION_BY_KEY, SECTIONS
+
+if TYPE_CHECKING:
+    from conftest import Workspace
+
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux"),
+    reason="the second process forks, which amvicc does on Linux only",
+)
+
+TIME = re.compile(r"\d{4}-\d{2}-\d{2}T[\d:.]+\+00:00")
+
+
+def _fill(workspace: Workspace) -> None:
+    """Two image models rated by two humans, two VLMs, a smoke-test model: every kind of section."""
+    for m, model in enumerate(("sd35", "flux")):
+        run = workspace.igm(model)
+        for index in range(1, 21):
+            for kind in ("implicit", "explicit"):
+                good = (index + m + (kind == "explicit")) % 3 != 0
+                first = "correct" if good else "incorrect"
+                second = first if index % 5 else "cant_tell"
+                workspace.graded_image(
+                    run, index, kind, ("human:ann", first), ("human:bob", second)
+                )
+    smoke = workspace.igm("tiny-sd3", smoke=True)
+    workspace.graded_image(smoke, 1, "implicit", ("human:ann", "correct"))
+    for v, model in enumerate(("qwen", "llava")):
+        run = workspace.vlm(model)
+        for index in range(1, 21):
+            answer = "a" if (index + v) % 4 else "b"
+            workspace.answer(run, index, answer)
+
+
+def _report(workspace: Workspace, fmt: ReportFormat, processes: int) -> str:
+    options = ReportOptions(
+        format=fmt, bootstrap=200, progress=False, default_file=False, processes=processes
+    )
+    return TIME.sub("TIME", run_report(options, store=workspace.store).text)
+
+
+def _forks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Record the pid of each child the report forks."""
+    children: list[int] = []
+    fork = os.fork
+
+    def recorded() -> int:
+        pid = fork()
+        if pid:
+            children.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", recorded)
+    return children
+
+
+def _patch(monkeypatch: pytest.MonkeyPatch, key: str, compute: Any) -> None:
+    """Compute section ``key`` with ``compute`` (parts look sections up by key)."""
+    monkeypatch.setitem(SECTION_BY_KEY, key, replace(SECTION_BY_KEY[key], compute=compute))
+
+
+def _reaped(pid: int) -> bool:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    return False
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json", "md", "html"])
+def test_two_processes_write_the_report_one_writes(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch, fmt: ReportFormat
+) -> None:
+    _fill(workspace)
+    alone = _report(workspace, fmt, processes=1)
+    children = _forks(monkeypatch)
+    together = _report(workspace, fmt, processes=2)
+    assert len(children) == 1
+    assert together == alone
+    assert _reaped(children[0])
+
+
+def test_sections_apart_are_computed_in_the_child(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The parent never computes an apart section: it takes the child's data."""
+    _fill(workspace)
+    parent = os.getpid()
+    computed_here: list[str] = []
+    for section in SECTIONS:
+        if section.apart:
+            compute = section.compute
+
+            def watched(part: Any, compute: Any = compute, key: str = section.key) -> Any:
+                if os.getpid() == parent:
+                    computed_here.append(key)
+                return compute(part)
+
+            _patch(monkeypatch, section.key, watched)
+    assert {s.key for s in SECTIONS if s.apart} >= {"comparisons", "concordance", "agreement"}
+    text = _report(workspace, "json", processes=2)
+    assert '"comparisons"' in text
+    assert computed_here == []
+
+
+def test_a_user_error_in_the_child_is_raised_in_the_parent(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fill(workspace)
+
+    def unreadable(part: Any) -> Any:
+        raise UserError("cannot read prices.yaml: line 3 is not a price")
+
+    _patch(monkeypatch, "usage", unreadable)
+    children = _forks(monkeypatch)
+    with pytest.raises(UserError, match="line 3 is not a price"):
+        _report(workspace, "csv", processes=2)
+    assert _reaped(children[0])
+
+
+def test_a_child_that_dies_costs_time_not_the_report(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    _fill(workspace)
+    alone = _report(workspace, "csv", processes=1)
+    parent = os.getpid()
+    compute = SECTION_BY_KEY["comparisons"].compute
+
+    def dies_in_child(part: Any) -> Any:
+        if os.getpid() != parent:
+            os._exit(9)  # as if the child were killed for memory
+        return compute(part)
+
+    _patch(monkeypatch, "comparisons", dies_in_child)
+    assert _report(workspace, "csv", processes=2) == alone
+    assert "second process failed" in caplog.text
+
+
+def test_an_error_in_the_parent_stops_the_child(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fill(workspace)
+
+    def slow_in_child(part: Any) -> Any:
+        time.sleep(60)
+
+    def fails(part: Any) -> Any:
+        raise UserError("the parent's section failed")
+
+    _patch(monkeypatch, "comparisons", slow_in_child)
+    _patch(monkeypatch, "samples", fails)
+    children = _forks(monkeypatch)
+    with pytest.raises(UserError, match="the parent's section failed"):
+        _report(workspace, "csv", processes=2)
+    assert _reaped(children[0])
+
+
+def test_a_small_workspace_is_reported_in_one_process(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fill(workspace)
+    children = _forks(monkeypatch)
+    options = ReportOptions(format="csv", bootstrap=0, progress=False, default_file=False)
+    run_report(options, store=workspace.store)
+    assert children == []
