@@ -32,7 +32,7 @@ from amvicc.report.items import (
 from amvicc.report.metrics import metric_table, with_interaction
 from amvicc.report.options import ReportOptions
 from amvicc.report.parallel import second_process_pays, sections_apart
-from amvicc.report.section import Clock, Need, Part
+from amvicc.report.section import Clock, Need, Part, Section
 from amvicc.report.sections import SECTION_BY_KEY, SECTIONS
 from amvicc.report.self_preference import judge_model
 from amvicc.report.stats import Resampler
@@ -173,23 +173,19 @@ def build_report(
     clock = Clock()
     real, smoke = prepare(store, options, clock)
     chosen = [s for s in SECTIONS if s.needed(need)]
-    apart = (
-        [s.key for s in chosen if s.apart]
-        if second_process_pays(options.processes, (real, smoke))
-        else []
-    )
-    here = [s for s in chosen if s.key not in apart]
+    parts = (real, smoke)
+    apart = _apart(chosen, options, parts)
+    here = [(index, s.key) for s in chosen for index in (0, 1) if (index, s.key) not in apart]
     # disable=None: no bar when stderr is not a terminal (logs, pipes, CI).
     with (
-        sections_apart(apart, (real, smoke), clock),
+        sections_apart(apart, parts, clock),
         tqdm(
             here, desc="report", unit="section", disable=None if progress else True, leave=False
         ) as bar,
     ):
-        for section in bar:
-            bar.set_postfix_str(section.key)
-            for part in (real, smoke):
-                part[section.key]
+        for index, key in bar:
+            bar.set_postfix_str(key)
+            parts[index][key]
     everything = [*real.entries, *smoke.entries]
     order = {key: i for i, key in enumerate(real.selection_order)}
     return Report(
@@ -202,6 +198,19 @@ def build_report(
         parts=(real, smoke),
         timings=clock.seconds,
     )
+
+
+def _apart(
+    chosen: list[Section], options: ReportOptions, parts: tuple[Part, Part]
+) -> list[tuple[int, str]]:
+    """What a second process computes (part index, section key): nothing on a small workspace.
+
+    The sections marked apart, for both parts; they need no metric table, which the other
+    sections share, so neither process computes what the other does.
+    """
+    if not second_process_pays(options.processes, parts):
+        return []
+    return [(index, s.key) for s in chosen if s.apart for index in (0, 1)]
 
 
 def prepare(store: Store, options: ReportOptions, clock: Clock) -> tuple[Part, Part]:

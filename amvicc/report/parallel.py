@@ -58,23 +58,30 @@ def second_process_pays(processes: int | None, parts: Sequence[Part]) -> bool:
 
 
 @contextmanager
-def sections_apart(keys: Sequence[str], parts: Sequence[Part], clock: Clock) -> Iterator[None]:
-    """Compute sections ``keys`` of every part in a forked child while the block runs.
+def sections_apart(
+    work: Sequence[tuple[int, str]], parts: Sequence[Part], clock: Clock
+) -> Iterator[None]:
+    """Compute sections in a forked child while the block runs.
+
+    Args:
+        work: (index of the part in ``parts``, section key), in the order to compute them.
+        parts: the report's parts.
+        clock: where the child's seconds are added.
 
     When the block ends, the child's data is in the parts (as if computed there) and its
-    seconds are added to ``clock``. Without keys nothing is forked.
+    seconds are added to ``clock``. Without work nothing is forked.
 
     Raises:
         UserError: the child hit one (re-raised here, as the parent would have).
     """
-    if not keys:
+    if not work:
         yield
         return
     reader, writer = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child's coverage is not collected
         os.close(reader)
-        _child(writer, keys, parts, clock)
+        _child(writer, work, parts, clock)
     os.close(writer)
     try:
         with os.fdopen(reader, "rb") as pipe:
@@ -88,9 +95,8 @@ def sections_apart(keys: Sequence[str], parts: Sequence[Part], clock: Clock) -> 
     os.waitpid(pid, 0)
     if result is None:
         log.warning("the report's second process failed; computing its sections here")
-        for key in keys:
-            for part in parts:
-                part[key]
+        for index, key in work:
+            parts[index][key]
         return
     kind, payload = result
     if kind == "error":
@@ -114,7 +120,7 @@ def _received(pipe: Any) -> tuple[str, Any] | None:
 
 
 def _child(
-    writer: int, keys: Sequence[str], parts: Sequence[Part], clock: Clock
+    writer: int, work: Sequence[tuple[int, str]], parts: Sequence[Part], clock: Clock
 ) -> None:  # pragma: no cover - runs in the forked child
     """Compute, send, and leave at once: no exit handlers, no buffers of the parent flushed."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the child on Ctrl-C
@@ -122,7 +128,7 @@ def _child(
     try:
         before = dict(clock.seconds)
         try:
-            data = {(i, key): part[key] for key in keys for i, part in enumerate(parts)}
+            data = {(index, key): parts[index][key] for index, key in work}
             seconds = {n: s - before.get(n, 0.0) for n, s in clock.seconds.items()}
             message = pickle.dumps(("ok", (data, seconds)), protocol=pickle.HIGHEST_PROTOCOL)
         except Exception as err:  # the parent raises it, or recomputes
