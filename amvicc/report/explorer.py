@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +31,7 @@ from amvicc.catalogue import CATEGORY_BY_CODE
 from amvicc.report.gallery import cut, embedded_image
 from amvicc.report.items import Items
 from amvicc.report.outcomes import Outcomes, considered
+from amvicc.report.subjects import subject_codes
 from amvicc.store import Store
 
 THUMBNAIL_PIXELS = 96
@@ -61,7 +63,12 @@ class ExplorerData:
         return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def explorer_data(store: Store, items: Items, outcomes: Outcomes) -> ExplorerData:
+def explorer_data(
+    store: Store,
+    items: Items,
+    outcomes: Outcomes,
+    read_paths: Callable[[], Mapping[str, str]] | None = None,
+) -> ExplorerData:
     """Lay out every pair of the part with each model's items (first sample).
 
     The document: ``categories`` ([code, name]), ``models`` ([label, modality]), ``sources``
@@ -71,17 +78,20 @@ def explorer_data(store: Store, items: Items, outcomes: Outcomes) -> ExplorerDat
     (per model: [model, pair outcome, cells]); a VLM's cells are per question [outcome,
     option read, reply], an image model's per question and prompt kind [kind, outcome, thumb,
     verdicts as ``source:value`` numbers].
+
+    ``read_paths``: every stored image's file by id (:meth:`Store.stored_image_paths`), when
+    the caller shares one read of it.
     """
-    first = items.frame[items.frame["sample"] == 0]
+    first = items.frame["sample"].to_numpy() == 0
     labels = list(dict.fromkeys(e.label for e in items.entries))
     model_index = {label: i for i, label in enumerate(labels)}
     modality = {e.label: e.modality for e in items.entries}
     passes = _model_passes(outcomes)
     pooled = {m: _pooled(outcomes, m) for m in ("vlm", "igm")}
     thumbs = _Thumbnails(store)
-    inputs = _input_images(store, first, thumbs)
+    inputs = _input_images(store, items.frame[first], thumbs)
     sources, verdicts = _verdicts(items, first)
-    cells = _cells(store, first, thumbs, verdicts)
+    cells = _cells(store, items, first, thumbs, verdicts, read_paths or store.stored_image_paths)
     pairs = []
     for position, (number, category, first_index, second_index) in enumerate(
         zip(
@@ -208,53 +218,77 @@ def _input_images(store: Store, first: pd.DataFrame, thumbs: _Thumbnails) -> dic
     return found
 
 
-def _verdicts(items: Items, first: pd.DataFrame) -> tuple[list[str], dict[str, str]]:
-    """The verdict sources, and per image its verdicts as ``source:value`` numbers."""
-    images = first.loc[(first["modality"] == "igm") & (first["subject_id"] != ""), "subject_id"]
-    verdicts = items.image_verdicts
-    verdicts = verdicts[verdicts["subject_id"].isin(pd.Index(images))]
-    if verdicts.empty:
-        return [], {}
-    source_codes, sources = pd.factorize(verdicts["source"], sort=True)
-    subject_codes, unique = pd.factorize(verdicts["subject_id"])
-    subjects = np.asarray(unique, dtype=object)
-    order = np.argsort(subject_codes, kind="stable")
-    values = verdicts["value"].to_numpy(dtype=object)[order]
-    texts = [f"{s}:{v}" for s, v in zip(source_codes[order].tolist(), values, strict=True)]
-    ordered = subject_codes[order]
+def _verdicts(items: Items, first: np.ndarray[Any, Any]) -> tuple[list[str], list[str]]:
+    """The verdict sources, and per subject number its verdicts as ``source:value`` numbers.
+
+    ``first``: which rows of the items' frame are first samples. Works on the subjects'
+    integer codes (:func:`~amvicc.report.subjects.subject_codes`), not their ids.
+    """
+    codes = subject_codes(items)
+    images = codes.rows[first & (items.frame["modality"].to_numpy(dtype=object) == "igm")]
+    wanted = np.zeros(len(codes.ids) + 1, dtype=bool)  # the last: no subject (-1)
+    wanted[images[images >= 0]] = True
+    coded = codes.image
+    keep = np.flatnonzero(wanted[coded.subject])
+    joined = [""] * len(codes.ids)
+    if not len(keep):
+        return [], joined
+    present = np.unique(coded.source[keep]).tolist()
+    sources = sorted(coded.sources[c] for c in present)
+    # "rank:value" for every (source code, value code): a table read by position.
+    width = len(coded.values)
+    table = np.array(
+        [
+            f"{sources.index(name)}:{value}" if name in sources else ""
+            for name in coded.sources
+            for value in coded.values
+        ],
+        dtype=object,
+    )
+    subjects = coded.subject[keep]
+    order = np.argsort(subjects, kind="stable")
+    texts = table[(coded.source[keep] * width + coded.value[keep])[order]].tolist()
+    ordered = subjects[order]
     starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]).tolist()
     ends = [*starts[1:], len(texts)]
-    return [str(s) for s in sources], {
-        subjects[ordered[start]]: " ".join(texts[start:end])
-        for start, end in zip(starts, ends, strict=True)
-    }
+    for start, end, subject in zip(starts, ends, ordered[starts].tolist(), strict=True):
+        joined[subject] = " ".join(texts[start:end])
+    return sources, joined
 
 
 def _cells(
-    store: Store, first: pd.DataFrame, thumbs: _Thumbnails, verdicts: dict[str, str]
+    store: Store,
+    items: Items,
+    first: np.ndarray[Any, Any],
+    thumbs: _Thumbnails,
+    verdicts: list[str],
+    read_paths: Callable[[], Mapping[str, str]],
 ) -> dict[tuple[str, int], Any]:
     """Per (model, question): a VLM's [outcome, option, reply]; an image model's images."""
+    rows = items.frame[first]
     cells: dict[tuple[str, int], Any] = {}
-    outcome = first["outcome"].map(OUTCOME_CODES).fillna("m").to_numpy(dtype=object)
-    reason = first["reason"].fillna("").to_numpy(dtype=object)
+    outcome = rows["outcome"].map(OUTCOME_CODES).fillna("m").to_numpy(dtype=object)
+    reason = rows["reason"].fillna("").to_numpy(dtype=object)
     # np.char.add: NumPy 1 has no "+" between str arrays.
     codes = np.where(reason != "", np.char.add("m:", reason.astype(str)), outcome)
-    answers = first["modality"].to_numpy(dtype=object) == "vlm"
-    subjects = first["subject_id"].to_numpy(dtype=object)
+    answers = rows["modality"].to_numpy(dtype=object) == "vlm"
+    subjects = rows["subject_id"].to_numpy(dtype=object)
+    numbers = subject_codes(items).rows[first]
     replies = store.responses_by_id([s for s in subjects[answers] if s])
-    paths = store.image_paths([s for s in subjects[~answers] if s])
-    values = first["value"].to_numpy(dtype=object)
-    for label, index, kind, subject, code, value, vlm in zip(
-        first["label"].to_numpy(dtype=object),
-        first["question_index"].to_numpy(),
-        first["kind"].to_numpy(dtype=object),
-        subjects,
-        codes,
-        values,
-        answers,
+    paths = read_paths() if not answers.all() else {}
+    values = rows["value"].to_numpy(dtype=object)
+    for label, index, kind, subject, number, code, value, vlm in zip(
+        rows["label"].to_numpy(dtype=object).tolist(),
+        rows["question_index"].to_numpy().tolist(),
+        rows["kind"].to_numpy(dtype=object).tolist(),
+        subjects.tolist(),
+        numbers.tolist(),
+        codes.tolist(),
+        values.tolist(),
+        answers.tolist(),
         strict=True,
     ):
-        key = (str(label), int(index))
+        key = (str(label), index)
         if vlm:
             reply = replies.get(subject)
             text = reply.text if reply is not None and reply.text is not None else None
@@ -265,6 +299,11 @@ def _cells(
             ]
             continue
         cells.setdefault(key, []).append(
-            [str(kind), str(code), thumbs.add(paths.get(subject)), verdicts.get(subject, "")]
+            [
+                str(kind),
+                str(code),
+                thumbs.add(paths.get(subject)),
+                verdicts[number] if number >= 0 else "",
+            ]
         )
     return cells

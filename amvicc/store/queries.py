@@ -189,6 +189,15 @@ class Queries(Database):
             found.update((r[0], r[1]) for r in rows)
         return found
 
+    def stored_image_paths(self) -> dict[str, str]:
+        """Every stored image's workspace file, by id (images without a file absent).
+
+        The report's pair explorer thumbnails every first-sample image: one scan of the
+        images table costs less than looking tens of thousands of ids up (:meth:`image_paths`).
+        """
+        rows = self.connection().execute("SELECT image_id, path FROM images WHERE path IS NOT NULL")
+        return dict(rows.fetchall())
+
     def responses_by_id(self, response_ids: Sequence[str]) -> dict[str, ResponseRecord]:
         """The stored responses with these ids, by id (unknown ids are absent).
 
