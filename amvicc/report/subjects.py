@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from amvicc.report.items import Items
 
@@ -45,14 +47,15 @@ class SubjectCodes:
     """The items' subjects (images and responses) by number, and the verdicts on them.
 
     Attributes:
-        ids: the subject ids of the items' frame, numbered in the order first met.
+        ids: the subject ids of the items' frame, numbered in the order first met (an
+            Arrow array; the blank id of rows without a subject stays, unused).
         rows: per row of the items' frame, its subject's number (-1: no subject).
         first_row: per subject number, the position of its first row in the frame.
         image: the image verdicts, coded.
         response: the response verdicts, coded.
     """
 
-    ids: _Array
+    ids: pa.Array
     rows: _Array
     first_row: _Array
     image: CodedVerdicts
@@ -71,35 +74,47 @@ def subject_codes(items: Items) -> SubjectCodes:
 
 
 def _code(items: Items) -> SubjectCodes:
-    subject_ids = items.frame["subject_id"].to_numpy(dtype=object)
-    codes, ids = pd.factorize(subject_ids)
-    ids = np.asarray(ids, dtype=object)
-    blank = np.flatnonzero(ids == "")
-    if len(blank):  # rows without a subject get -1; later numbers close the gap
-        codes = np.where(codes == blank[0], -1, codes - (codes > blank[0]))
-        ids = np.delete(ids, blank[0])
+    # Arrow hashes the ids in its own buffers: several times faster than pandas' object
+    # hash table on Python strings.
+    encoded = _arrow(items.frame["subject_id"]).dictionary_encode()
+    ids = encoded.dictionary
+    blank = pc.index(ids, "").as_py()  # a row without a subject: -1, like no row at all
+    codes = _numbers(encoded.indices, blank)
     first_row = np.zeros(len(ids), dtype="int64")
     present = np.flatnonzero(codes >= 0)
     # assigning in reverse leaves each subject's first row
     first_row[codes[present[::-1]]] = present[::-1]
-    index = pd.Index(ids, dtype=object)
     return SubjectCodes(
         ids=ids,
         rows=codes,
         first_row=first_row,
-        image=_coded(items.image_verdicts, index),
-        response=_coded(items.response_verdicts, index),
+        image=_coded(items.image_verdicts, ids, blank),
+        response=_coded(items.response_verdicts, ids, blank),
     )
 
 
-def _coded(verdicts: pd.DataFrame, index: pd.Index) -> CodedVerdicts:
-    subject = index.get_indexer(verdicts["subject_id"].to_numpy(dtype=object))
-    source, sources = pd.factorize(verdicts["source"].to_numpy(dtype=object))
-    value, values = pd.factorize(verdicts["value"].to_numpy(dtype=object))
+def _arrow(column: pd.Series) -> pa.Array:
+    """A column of strings as one Arrow array (no copy when it is Arrow-backed already)."""
+    array = pa.array(column, type=pa.large_string(), from_pandas=True)
+    return array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
+
+
+def _numbers(indices: pa.Array, blank: int) -> _Array:
+    """Arrow indices as int64 numbers, -1 for none (null, or the blank subject's)."""
+    numbers: _Array = indices.fill_null(-1).to_numpy().astype("int64")
+    if blank >= 0:
+        numbers[numbers == blank] = -1
+    return numbers
+
+
+def _coded(verdicts: pd.DataFrame, ids: pa.Array, blank: int) -> CodedVerdicts:
+    subject = _numbers(pc.index_in(_arrow(verdicts["subject_id"]), value_set=ids), blank)
+    source = _arrow(verdicts["source"]).dictionary_encode()
+    value = _arrow(verdicts["value"]).dictionary_encode()
     return CodedVerdicts(
         subject=subject,
-        source=source,
-        sources=[str(s) for s in sources],
-        value=value,
-        values=[str(v) for v in values],
+        source=_numbers(source.indices, -1),
+        sources=[str(s) for s in source.dictionary.to_pylist()],
+        value=_numbers(value.indices, -1),
+        values=[str(v) for v in value.dictionary.to_pylist()],
     )
