@@ -179,6 +179,8 @@ def judge_agreement_table(items: Items) -> pd.DataFrame:
         "tn",
         "fn",
     ]
+    if not judge_sources(items):
+        return pd.DataFrame(columns=columns)
     verdicts = items.image_verdicts
     judged = verdicts[(roles(verdicts) == "judge") & (verdicts["value"] != "undecided")]
     if judged.empty:  # no automatic judge: nothing to resolve the human verdicts for
@@ -230,6 +232,11 @@ def judge_agreement_table(items: Items) -> pd.DataFrame:
         _c=category_sort_key(table["category"]),
     ).sort_values(["judge", "_all", "_label", "_c"])
     return table[columns].reset_index(drop=True)
+
+
+def judge_sources(items: Items) -> list[str]:
+    """:meth:`Items.judge_sources`, from the verdicts' codes (no pass over every verdict)."""
+    return sorted(s for s in subject_codes(items).image.sources if source_role(s) == "judge")
 
 
 def judge_metric_table(items: Items, options: ReportOptions) -> pd.DataFrame:
