@@ -129,12 +129,20 @@ class Queries(Database):
             columns,
         )
 
-    def image_seed_ranges(self, run_ids: Sequence[str]) -> dict[str, SeedRange]:
+    def image_seed_ranges(self, run_ids: Sequence[str] | None = None) -> dict[str, SeedRange]:
         """The seeds each of these runs gave its images, by run id (runs without seeds absent).
 
         The report's methods section states how images were seeded without listing every seed.
+        ``run_ids`` None: every run's, in one scan of the images table, which costs less than
+        reaching most of its rows through the run index.
         """
         ranges: dict[str, SeedRange] = {}
+        if run_ids is None:
+            rows = self.connection().execute(
+                "SELECT run_id, COUNT(DISTINCT seed), MIN(seed), MAX(seed) FROM images "
+                "NOT INDEXED WHERE seed IS NOT NULL GROUP BY run_id"
+            )
+            return {r[0]: SeedRange(int(r[1]), int(r[2]), int(r[3])) for r in rows}
         for chunk in _chunks(run_ids):
             rows = self.connection().execute(
                 "SELECT run_id, COUNT(DISTINCT seed), MIN(seed), MAX(seed) FROM images "
@@ -310,8 +318,11 @@ class Queries(Database):
 
         The report's methods section names the rubric behind each judge's verdicts.
         """
+        # NOT INDEXED: through the source index SQLite reaches every row out of order, which
+        # takes five times as long as scanning the table.
         rows = self.connection().execute(
-            "SELECT DISTINCT source, rubric_version FROM verdicts WHERE rubric_version IS NOT NULL"
+            "SELECT DISTINCT source, rubric_version FROM verdicts NOT INDEXED "
+            "WHERE rubric_version IS NOT NULL"
         )
         found: dict[str, set[str]] = {}
         for source, version in rows:
