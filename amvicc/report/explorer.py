@@ -265,45 +265,47 @@ def _cells(
     read_paths: Callable[[], Mapping[str, str]],
 ) -> dict[tuple[str, int], Any]:
     """Per (model, question): a VLM's [outcome, option, reply]; an image model's images."""
-    rows = items.frame[first]
-    cells: dict[tuple[str, int], Any] = {}
-    outcome = rows["outcome"].map(OUTCOME_CODES).fillna("m").to_numpy(dtype=object)
-    reason = rows["reason"].fillna("").to_numpy(dtype=object)
+    frame = items.frame
+    chosen = np.flatnonzero(first)
+
+    def column(name: str) -> np.ndarray[Any, Any]:
+        return frame[name].to_numpy(dtype=object)[chosen]
+
+    outcome = np.array([OUTCOME_CODES.get(o, "m") for o in column("outcome").tolist()])
+    reason = pd.Series(column("reason"), dtype=object).fillna("").to_numpy(dtype=object)
     # np.char.add: NumPy 1 has no "+" between str arrays.
-    codes = np.where(reason != "", np.char.add("m:", reason.astype(str)), outcome)
-    answers = rows["modality"].to_numpy(dtype=object) == "vlm"
-    subjects = rows["subject_id"].to_numpy(dtype=object)
-    numbers = subject_codes(items).rows[first]
-    replies = store.responses_by_id([s for s in subjects[answers] if s])
-    paths = read_paths() if not answers.all() else {}
-    values = rows["value"].to_numpy(dtype=object)
-    for label, index, kind, subject, number, code, value, vlm in zip(
-        rows["label"].to_numpy(dtype=object).tolist(),
-        rows["question_index"].to_numpy().tolist(),
-        rows["kind"].to_numpy(dtype=object).tolist(),
-        subjects.tolist(),
-        numbers.tolist(),
-        codes.tolist(),
-        values.tolist(),
-        answers.tolist(),
-        strict=True,
-    ):
-        key = (str(label), index)
-        if vlm:
-            reply = replies.get(subject)
+    codes = np.where(reason != "", np.char.add("m:", reason.astype(str)), outcome).tolist()
+    answers = column("modality") == "vlm"
+    subjects = column("subject_id")
+    labels = [str(label) for label in column("label").tolist()]
+    indices = frame["question_index"].to_numpy()[chosen].tolist()
+    cells: dict[tuple[str, int], Any] = {}
+    vlm = np.flatnonzero(answers).tolist()
+    if vlm:
+        replies = store.responses_by_id([s for s in subjects[answers] if s])
+        values = column("value")
+        for row in vlm:
+            reply = replies.get(subjects[row])
             text = reply.text if reply is not None and reply.text is not None else None
-            cells[key] = [
-                str(code),
+            value = values[row]
+            cells[(labels[row], indices[row])] = [
+                str(codes[row]),
                 value if isinstance(value, str) else None,
                 cut(text, REPLY_CHARACTERS),
             ]
-            continue
-        cells.setdefault(key, []).append(
-            [
-                str(kind),
-                str(code),
-                thumbs.add(paths.get(subject)),
-                verdicts[number] if number >= 0 else "",
-            ]
+    igm = np.flatnonzero(~answers)
+    if not len(igm):
+        return cells
+    paths = read_paths()
+    # in the frame's order: thumbnails are numbered as first added
+    thumbnails = [thumbs.add(paths.get(s)) for s in subjects[igm].tolist()] if paths else None
+    texts = np.array([*verdicts, ""], dtype=object)[subject_codes(items).rows[chosen][igm]]
+    kinds = column("kind")[igm].tolist()
+    for position, (row, kind, text) in enumerate(
+        zip(igm.tolist(), kinds, texts.tolist(), strict=True)
+    ):
+        thumbnail = thumbnails[position] if thumbnails is not None else -1
+        cells.setdefault((labels[row], indices[row]), []).append(
+            [str(kind), str(codes[row]), thumbnail, text]
         )
     return cells
