@@ -76,7 +76,7 @@ def subject_codes(items: Items) -> SubjectCodes:
 def _code(items: Items) -> SubjectCodes:
     # Arrow hashes the ids in its own buffers: several times faster than pandas' object
     # hash table on Python strings.
-    encoded = _arrow(items.frame["subject_id"]).dictionary_encode()
+    encoded = arrow_strings(items.frame["subject_id"]).dictionary_encode()
     ids = encoded.dictionary
     blank = pc.index(ids, "").as_py()  # a row without a subject: -1, like no row at all
     codes = _numbers(encoded.indices, blank)
@@ -93,7 +93,7 @@ def _code(items: Items) -> SubjectCodes:
     )
 
 
-def _arrow(column: pd.Series) -> pa.Array:
+def arrow_strings(column: pd.Series) -> pa.Array:
     """A column of strings as one Arrow array (no copy when it is Arrow-backed already)."""
     array = pa.array(column, type=pa.large_string(), from_pandas=True)
     return array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
@@ -108,9 +108,9 @@ def _numbers(indices: pa.Array, blank: int) -> _Array:
 
 
 def _coded(verdicts: pd.DataFrame, ids: pa.Array, blank: int) -> CodedVerdicts:
-    subject = _numbers(pc.index_in(_arrow(verdicts["subject_id"]), value_set=ids), blank)
-    source = _arrow(verdicts["source"]).dictionary_encode()
-    value = _arrow(verdicts["value"]).dictionary_encode()
+    subject = _numbers(pc.index_in(arrow_strings(verdicts["subject_id"]), value_set=ids), blank)
+    source = arrow_strings(verdicts["source"]).dictionary_encode()
+    value = arrow_strings(verdicts["value"]).dictionary_encode()
     return CodedVerdicts(
         subject=subject,
         source=_numbers(source.indices, -1),

@@ -34,6 +34,7 @@ from amvicc.errors import UserError
 from amvicc.files import UnreadableFile, UnsafeYAML, load_yaml, read_regular_file
 from amvicc.report.entries import ModelEntry
 from amvicc.report.items import Items
+from amvicc.report.subjects import arrow_strings
 from amvicc.store import Store
 
 PRICE_KEYS = ("input_per_million", "output_per_million", "per_image", "per_request")
@@ -178,7 +179,9 @@ def _sums(
     model by question), not by hashing every (configuration, question) pair.
     """
     keys = [e.key for e in entries]
-    frame_codes, frame_keys = pd.factorize(items.frame["entry"].to_numpy(dtype=object))
+    encoded = arrow_strings(items.frame["entry"]).dictionary_encode()
+    frame_codes = encoded.indices.to_numpy(zero_copy_only=False)
+    frame_keys = np.asarray(encoded.dictionary.to_pylist(), dtype=object)
     questions = items.frame["question_index"].to_numpy(dtype="int64")
     width = int(questions.max()) + 1 if len(questions) else 0
     asked = np.zeros((len(frame_keys), width), dtype=bool)
