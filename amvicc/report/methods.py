@@ -13,12 +13,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.compute as pc
-
 from amvicc.provenance import canonical_json
 from amvicc.redaction import REDACTED, redact_command, redact_config
 from amvicc.report.items import Items
+from amvicc.report.subjects import count_strings
 from amvicc.store import SHEET_PREFIX, SeedRange, Store, source_role
 
 # Values that are keys whatever their name (a key stored by mistake under another name).
@@ -147,14 +145,12 @@ def _judged(items: Items) -> dict[str, int]:
     """How many of the report's items each verdict source judged.
 
     One row per (subject, source) in the verdict tables, so a source's row count is the items
-    it judged; counted by Arrow (no Python string per verdict).
+    it judged; counted without a Python string per verdict.
     """
     judged: dict[str, int] = {}
     for verdicts in (items.image_verdicts, items.response_verdicts):
-        column = pa.array(verdicts["source"], type=pa.large_string(), from_pandas=True)
-        for found in pc.value_counts(column).to_pylist():
-            source = str(found["values"])
-            judged[source] = judged.get(source, 0) + int(found["counts"])
+        for source, count in count_strings(verdicts["source"]).items():
+            judged[source] = judged.get(source, 0) + count
     return judged
 
 

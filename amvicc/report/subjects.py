@@ -14,12 +14,87 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from amvicc.report.items import Items
 
+try:  # pandas' default string storage when installed
+    import pyarrow as pa  # type: ignore[import-untyped]
+    import pyarrow.compute as pc  # type: ignore[import-untyped]
+except ImportError:  # pragma: no cover - pandas without pyarrow: its hash tables, same codes
+    pa = pc = None
+
 _Array = np.ndarray[Any, Any]
+
+
+@dataclass(frozen=True, eq=False)
+class Encoded:
+    """A column of strings as integer codes: each distinct string numbered as first met.
+
+    Attributes:
+        codes: per element, its string's number (-1: missing).
+        uniques: the distinct strings (an Arrow array, or a pandas Index without pyarrow).
+    """
+
+    codes: _Array
+    uniques: Any
+
+    def __len__(self) -> int:
+        """How many distinct strings."""
+        return len(self.uniques)
+
+    def names(self) -> list[str]:
+        """The distinct strings, by number."""
+        values = self.uniques.to_pylist() if pa is not None else list(self.uniques)
+        return [str(v) for v in values]
+
+    def number(self, name: str) -> int:
+        """``name``'s number (-1: not among them)."""
+        if pa is not None:
+            found: int = pc.index(self.uniques, name).as_py()
+            return found
+        return int(self.uniques.get_indexer([name])[0])
+
+    def find(self, column: pd.Series) -> _Array:
+        """The number of each string of another column (-1: not among these)."""
+        if pa is None:
+            return np.asarray(self.uniques.get_indexer(column.to_numpy(dtype=object)))
+        return _numbers(pc.index_in(_arrow(column), value_set=self.uniques))
+
+
+def encode(column: pd.Series) -> Encoded:
+    """A column of strings as integer codes.
+
+    Arrow hashes the strings in its own buffers, without a Python object per string; without
+    pyarrow, pandas' hash table gives the same codes.
+    """
+    if pa is None:
+        codes, uniques = pd.factorize(column.to_numpy(dtype=object))
+        return Encoded(codes.astype("int64"), pd.Index(uniques, dtype=object))
+    encoded = _arrow(column).dictionary_encode()
+    return Encoded(_numbers(encoded.indices), encoded.dictionary)
+
+
+def count_strings(column: pd.Series) -> dict[str, int]:
+    """How many times each string occurs in a column (missing ones left out)."""
+    if pa is None:
+        return {str(k): int(n) for k, n in column.value_counts().items()}
+    return {
+        str(found["values"]): int(found["counts"])
+        for found in pc.value_counts(_arrow(column)).to_pylist()
+        if found["values"] is not None
+    }
+
+
+def _arrow(column: pd.Series) -> Any:
+    """A column of strings as one Arrow array (no copy when it is Arrow-backed already)."""
+    array = pa.array(column, type=pa.large_string(), from_pandas=True)
+    return array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
+
+
+def _numbers(indices: Any) -> _Array:
+    """Arrow indices as int64 numbers, -1 for null."""
+    numbers: _Array = indices.fill_null(-1).to_numpy().astype("int64")
+    return numbers
 
 
 @dataclass(frozen=True, eq=False)
@@ -47,15 +122,15 @@ class SubjectCodes:
     """The items' subjects (images and responses) by number, and the verdicts on them.
 
     Attributes:
-        ids: the subject ids of the items' frame, numbered in the order first met (an
-            Arrow array; the blank id of rows without a subject stays, unused).
+        ids: the subject ids of the items' frame, numbered in the order first met (the
+            blank id of rows without a subject keeps its number, unused).
         rows: per row of the items' frame, its subject's number (-1: no subject).
         first_row: per subject number, the position of its first row in the frame.
         image: the image verdicts, coded.
         response: the response verdicts, coded.
     """
 
-    ids: pa.Array
+    ids: Encoded
     rows: _Array
     first_row: _Array
     image: CodedVerdicts
@@ -74,12 +149,9 @@ def subject_codes(items: Items) -> SubjectCodes:
 
 
 def _code(items: Items) -> SubjectCodes:
-    # Arrow hashes the ids in its own buffers: several times faster than pandas' object
-    # hash table on Python strings.
-    encoded = arrow_strings(items.frame["subject_id"]).dictionary_encode()
-    ids = encoded.dictionary
-    blank = pc.index(ids, "").as_py()  # a row without a subject: -1, like no row at all
-    codes = _numbers(encoded.indices, blank)
+    ids = encode(items.frame["subject_id"])
+    blank = ids.number("")  # a row without a subject: -1, like no row at all
+    codes = _unblank(ids.codes, blank)
     first_row = np.zeros(len(ids), dtype="int64")
     present = np.flatnonzero(codes >= 0)
     # assigning in reverse leaves each subject's first row
@@ -93,28 +165,19 @@ def _code(items: Items) -> SubjectCodes:
     )
 
 
-def arrow_strings(column: pd.Series) -> pa.Array:
-    """A column of strings as one Arrow array (no copy when it is Arrow-backed already)."""
-    array = pa.array(column, type=pa.large_string(), from_pandas=True)
-    return array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
-
-
-def _numbers(indices: pa.Array, blank: int) -> _Array:
-    """Arrow indices as int64 numbers, -1 for none (null, or the blank subject's)."""
-    numbers: _Array = indices.fill_null(-1).to_numpy().astype("int64")
+def _unblank(numbers: _Array, blank: int) -> _Array:
     if blank >= 0:
-        numbers[numbers == blank] = -1
+        numbers = np.where(numbers == blank, -1, numbers)
     return numbers
 
 
-def _coded(verdicts: pd.DataFrame, ids: pa.Array, blank: int) -> CodedVerdicts:
-    subject = _numbers(pc.index_in(arrow_strings(verdicts["subject_id"]), value_set=ids), blank)
-    source = arrow_strings(verdicts["source"]).dictionary_encode()
-    value = arrow_strings(verdicts["value"]).dictionary_encode()
+def _coded(verdicts: pd.DataFrame, ids: Encoded, blank: int) -> CodedVerdicts:
+    source = encode(verdicts["source"])
+    value = encode(verdicts["value"])
     return CodedVerdicts(
-        subject=subject,
-        source=_numbers(source.indices, -1),
-        sources=[str(s) for s in source.dictionary.to_pylist()],
-        value=_numbers(value.indices, -1),
-        values=[str(v) for v in value.dictionary.to_pylist()],
+        subject=_unblank(ids.find(verdicts["subject_id"]), blank),
+        source=source.codes,
+        sources=source.names(),
+        value=value.codes,
+        values=value.names(),
     )

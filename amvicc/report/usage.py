@@ -34,7 +34,7 @@ from amvicc.errors import UserError
 from amvicc.files import UnreadableFile, UnsafeYAML, load_yaml, read_regular_file
 from amvicc.report.entries import ModelEntry
 from amvicc.report.items import Items
-from amvicc.report.subjects import arrow_strings
+from amvicc.report.subjects import encode
 from amvicc.store import Store
 
 PRICE_KEYS = ("input_per_million", "output_per_million", "per_image", "per_request")
@@ -179,18 +179,19 @@ def _sums(
     model by question), not by hashing every (configuration, question) pair.
     """
     keys = [e.key for e in entries]
-    encoded = arrow_strings(items.frame["entry"]).dictionary_encode()
-    frame_codes = encoded.indices.to_numpy(zero_copy_only=False)
-    frame_keys = np.asarray(encoded.dictionary.to_pylist(), dtype=object)
+    encoded = encode(items.frame["entry"])
+    frame_codes, frame_keys = encoded.codes, encoded.names()
     questions = items.frame["question_index"].to_numpy(dtype="int64")
     width = int(questions.max()) + 1 if len(questions) else 0
     asked = np.zeros((len(frame_keys), width), dtype=bool)
     asked[frame_codes, questions] = True
-    model = pd.Index(frame_keys, dtype=object).get_indexer(raw["config_key"].to_numpy(dtype=object))
+    model = encoded.find(raw["config_key"])
     question = raw["question_index"].to_numpy(dtype="int64")
     mine = (model >= 0) & (question >= 0) & (question < width)
     mine[mine] = asked[model[mine], question[mine]]
-    chosen = pd.Index(keys, dtype=object).get_indexer(frame_keys)[model[mine]]
+    chosen = pd.Index(keys, dtype=object).get_indexer(pd.Index(frame_keys, dtype=object))[
+        model[mine]
+    ]
     found = chosen >= 0
     sums = []
     for name in counted:
