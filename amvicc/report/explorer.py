@@ -84,7 +84,6 @@ def explorer_data(
     """
     first = items.frame["sample"].to_numpy() == 0
     labels = list(dict.fromkeys(e.label for e in items.entries))
-    model_index = {label: i for i, label in enumerate(labels)}
     modality = {e.label: e.modality for e in items.entries}
     passes = _model_passes(outcomes)
     pooled = {m: _pooled(outcomes, m) for m in ("vlm", "igm")}
@@ -103,7 +102,7 @@ def explorer_data(
         )
     ):
         questions: list[list[Any]] = []
-        for index in (int(first_index), int(second_index)):
+        for index in (first_index, second_index):
             question = items.catalogue.question(index)
             questions.append(
                 [
@@ -115,11 +114,13 @@ def explorer_data(
                 ]
             )
         models = []
-        for label in labels:
-            mine = [cells.get((label, int(q[0]))) for q in questions]
-            if all(c is None for c in mine):
+        first_cells, second_cells = cells.get(first_index, {}), cells.get(second_index, {})
+        for model, label in enumerate(labels):
+            mine = [first_cells.get(label), second_cells.get(label)]
+            if mine[0] is None and mine[1] is None:
                 continue
-            models.append([model_index[label], passes.get((label, position)), mine])
+            passed = passes.get(label)
+            models.append([model, passed[position] if passed is not None else None, mine])
         pairs.append(
             {
                 "p": int(number),
@@ -145,21 +146,16 @@ def explorer_data(
     return ExplorerData(document, len(pairs), len(thumbnails), present)
 
 
-def _model_passes(outcomes: Outcomes) -> dict[tuple[str, int], int | None]:
+def _model_passes(outcomes: Outcomes) -> dict[str, list[int | None]]:
     """Each model's pair outcome (image models: explicit) per pair position: 1, 0 or None."""
     columns = outcomes.columns
-    correct = outcomes.pair_correct()
-    counted = outcomes.pair_counted()
-    out: dict[tuple[str, int], int | None] = {}
+    outcome = np.where(outcomes.pair_counted(), outcomes.pair_correct().astype("int64"), None)
+    out: dict[str, list[int | None]] = {}
     for position, (label, kind) in enumerate(
         zip(columns["label"].tolist(), columns["kind"].tolist(), strict=True)
     ):
-        if kind == "implicit":
-            continue
-        for pair in range(correct.shape[1]):
-            out[(str(label), pair)] = (
-                int(correct[position, pair]) if counted[position, pair] else None
-            )
+        if kind != "implicit":
+            out[str(label)] = outcome[position].tolist()
     return out
 
 
@@ -263,8 +259,8 @@ def _cells(
     thumbs: _Thumbnails,
     verdicts: list[str],
     read_paths: Callable[[], Mapping[str, str]],
-) -> dict[tuple[str, int], Any]:
-    """Per (model, question): a VLM's [outcome, option, reply]; an image model's images."""
+) -> dict[int, dict[str, Any]]:
+    """Per question and model: a VLM's [outcome, option, reply]; an image model's images."""
     frame = items.frame
     chosen = np.flatnonzero(first)
 
@@ -279,7 +275,7 @@ def _cells(
     subjects = column("subject_id")
     labels = [str(label) for label in column("label").tolist()]
     indices = frame["question_index"].to_numpy()[chosen].tolist()
-    cells: dict[tuple[str, int], Any] = {}
+    cells: dict[int, dict[str, Any]] = {}
     vlm = np.flatnonzero(answers).tolist()
     if vlm:
         replies = store.responses_by_id([s for s in subjects[answers] if s])
@@ -288,7 +284,7 @@ def _cells(
             reply = replies.get(subjects[row])
             text = reply.text if reply is not None and reply.text is not None else None
             value = values[row]
-            cells[(labels[row], indices[row])] = [
+            cells.setdefault(indices[row], {})[labels[row]] = [
                 str(codes[row]),
                 value if isinstance(value, str) else None,
                 cut(text, REPLY_CHARACTERS),
@@ -305,7 +301,7 @@ def _cells(
         zip(igm.tolist(), kinds, texts.tolist(), strict=True)
     ):
         thumbnail = thumbnails[position] if thumbnails is not None else -1
-        cells.setdefault((labels[row], indices[row]), []).append(
+        cells.setdefault(indices[row], {}).setdefault(labels[row], []).append(
             [str(kind), str(codes[row]), thumbnail, text]
         )
     return cells
