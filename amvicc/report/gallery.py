@@ -17,6 +17,7 @@ import pandas as pd
 
 from amvicc.catalogue import OptionLabel, Question
 from amvicc.report.items import Items, category_sort_key
+from amvicc.report.subjects import Encoded, encode
 from amvicc.store import Store
 
 THUMBNAIL_PIXELS = 224
@@ -120,19 +121,21 @@ def _choose(items: Items, per_model: int) -> pd.DataFrame:
     on integer codes of the failing rows only, and the frame's rows taken once at the end.
     """
     f = items.frame
-    wrong = np.flatnonzero(f["outcome"].to_numpy(dtype=object) == "incorrect")
+    wrong = np.flatnonzero((f["outcome"] == "incorrect").to_numpy(dtype=bool, na_value=False))
     if not len(wrong) or per_model <= 0:
         return f.iloc[:0]
 
-    def column(name: str) -> np.ndarray[Any, Any]:
-        return f[name].to_numpy(dtype=object)[wrong]
+    def column(name: str) -> Encoded:
+        return encode(f[name].iloc[wrong])
 
-    entry_keys = column("entry")
-    entry = pd.factorize(entry_keys, sort=True)[0]
-    category_codes, categories = pd.factorize(column("category"))
-    category = category_sort_key(pd.Series(categories, dtype=object)).to_numpy()[category_codes]
+    entries = column("entry")
+    entry = entries.ranks()
+    categories = column("category")
+    category_order = category_sort_key(pd.Series(categories.names(), dtype=object)).to_numpy()
+    category = category_order[categories.codes]
+    category_codes = categories.codes
     question = f["question_index"].to_numpy()[wrong]
-    kind = pd.factorize(column("kind"), sort=True)[0]
+    kind = column("kind").ranks()
     sample = f["sample"].to_numpy()[wrong]
     # np.lexsort: stable, the last key first (as pandas' sort on several columns).
     order = np.lexsort((sample, kind, question, category, entry))
@@ -141,7 +144,8 @@ def _choose(items: Items, per_model: int) -> pd.DataFrame:
     order = order[np.lexsort((question[order], category[order], turn[order]))]
     kept = order[_cumcount(entry[order]) < per_model]
     position = {e.key: i for i, e in enumerate(items.entries)}
-    model = np.array([position[str(k)] for k in entry_keys[kept]])
+    names = entries.names()
+    model = np.array([position[names[k]] for k in entries.codes[kept].tolist()])
     kept = kept[np.lexsort((sample[kept], kind[kept], question[kept], category[kept], model))]
     return f.iloc[wrong[kept]]
 

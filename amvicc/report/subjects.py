@@ -47,6 +47,15 @@ class Encoded:
         values = self.uniques.to_pylist() if pa is not None else list(self.uniques)
         return [str(v) for v in values]
 
+    def ranks(self) -> _Array:
+        """Per element, its string's rank in sorted order (``pd.factorize(sort=True)``)."""
+        names = self.names()
+        rank = np.empty(len(names) + 1, dtype="int64")
+        rank[sorted(range(len(names)), key=names.__getitem__)] = np.arange(len(names))
+        rank[-1] = -1  # a missing string
+        ranked: _Array = rank[self.codes]
+        return ranked
+
     def number(self, name: str) -> int:
         """``name``'s number (-1: not among them)."""
         if pa is not None:

@@ -47,6 +47,8 @@ def test_codes_equal_pandas_factorize_and_get_indexer(
     assert encoded.codes.tolist() == codes.tolist()
     assert encoded.names() == list(uniques)
     assert len(encoded) == len(uniques)
+    ranks = pd.factorize(column.to_numpy(dtype=object), sort=True)[0]
+    assert encoded.ranks().tolist() == ranks.tolist()
     for name in ["", "a", "zz"]:
         assert encoded.number(name) == (list(uniques).index(name) if name in uniques else -1)
     other = pd.Series(others, dtype=object)
