@@ -149,7 +149,8 @@ def explorer_data(
 def _model_passes(outcomes: Outcomes) -> dict[str, list[int | None]]:
     """Each model's pair outcome (image models: explicit) per pair position: 1, 0 or None."""
     columns = outcomes.columns
-    outcome = np.where(outcomes.pair_counted(), outcomes.pair_correct().astype("int64"), None)
+    outcome = outcomes.pair_correct().astype("int64").astype(object)
+    outcome[~outcomes.pair_counted()] = None
     out: dict[str, list[int | None]] = {}
     for position, (label, kind) in enumerate(
         zip(columns["label"].tolist(), columns["kind"].tolist(), strict=True)
