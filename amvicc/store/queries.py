@@ -181,27 +181,11 @@ class Queries(Database):
             found.update((r["image_id"], record_from_row(ImageRecord, r)) for r in rows)
         return found
 
-    def image_paths(self, image_ids: Sequence[str]) -> dict[str, str]:
-        """The workspace file of each of these images that has one, by id.
-
-        A report's pair explorer shows every image as a thumbnail: tens of thousands of ids,
-        for which whole records (:meth:`images_by_id`) would take a second to build.
-        """
-        found: dict[str, str] = {}
-        for chunk in _chunks(image_ids):
-            rows = self.connection().execute(
-                f"SELECT image_id, path FROM images WHERE path IS NOT NULL "
-                f"AND image_id IN ({_marks(chunk)})",
-                chunk,
-            )
-            found.update((r[0], r[1]) for r in rows)
-        return found
-
     def stored_image_paths(self) -> dict[str, str]:
         """Every stored image's workspace file, by id (images without a file absent).
 
         The report's pair explorer thumbnails every first-sample image: one scan of the
-        images table costs less than looking tens of thousands of ids up (:meth:`image_paths`).
+        images table costs less than looking tens of thousands of ids up by key.
         """
         rows = self.connection().execute("SELECT image_id, path FROM images WHERE path IS NOT NULL")
         return dict(rows.fetchall())
