@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +31,7 @@ from amvicc.catalogue import CATEGORY_BY_CODE
 from amvicc.report.gallery import cut, embedded_image
 from amvicc.report.items import Items
 from amvicc.report.outcomes import Outcomes, considered
+from amvicc.report.subjects import subject_codes
 from amvicc.store import Store
 
 THUMBNAIL_PIXELS = 96
@@ -61,7 +63,12 @@ class ExplorerData:
         return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def explorer_data(store: Store, items: Items, outcomes: Outcomes) -> ExplorerData:
+def explorer_data(
+    store: Store,
+    items: Items,
+    outcomes: Outcomes,
+    read_paths: Callable[[], Mapping[str, str]] | None = None,
+) -> ExplorerData:
     """Lay out every pair of the part with each model's items (first sample).
 
     The document: ``categories`` ([code, name]), ``models`` ([label, modality]), ``sources``
@@ -71,17 +78,19 @@ def explorer_data(store: Store, items: Items, outcomes: Outcomes) -> ExplorerDat
     (per model: [model, pair outcome, cells]); a VLM's cells are per question [outcome,
     option read, reply], an image model's per question and prompt kind [kind, outcome, thumb,
     verdicts as ``source:value`` numbers].
+
+    ``read_paths``: every stored image's file by id (:meth:`Store.stored_image_paths`), when
+    the caller shares one read of it.
     """
-    first = items.frame[items.frame["sample"] == 0]
+    first = items.frame["sample"].to_numpy() == 0
     labels = list(dict.fromkeys(e.label for e in items.entries))
-    model_index = {label: i for i, label in enumerate(labels)}
     modality = {e.label: e.modality for e in items.entries}
     passes = _model_passes(outcomes)
     pooled = {m: _pooled(outcomes, m) for m in ("vlm", "igm")}
     thumbs = _Thumbnails(store)
-    inputs = _input_images(store, first, thumbs)
+    inputs = _input_images(store, items.frame[first], thumbs)
     sources, verdicts = _verdicts(items, first)
-    cells = _cells(store, first, thumbs, verdicts)
+    cells = _cells(store, items, first, thumbs, verdicts, read_paths or store.stored_image_paths)
     pairs = []
     for position, (number, category, first_index, second_index) in enumerate(
         zip(
@@ -93,7 +102,7 @@ def explorer_data(store: Store, items: Items, outcomes: Outcomes) -> ExplorerDat
         )
     ):
         questions: list[list[Any]] = []
-        for index in (int(first_index), int(second_index)):
+        for index in (first_index, second_index):
             question = items.catalogue.question(index)
             questions.append(
                 [
@@ -105,11 +114,13 @@ def explorer_data(store: Store, items: Items, outcomes: Outcomes) -> ExplorerDat
                 ]
             )
         models = []
-        for label in labels:
-            mine = [cells.get((label, int(q[0]))) for q in questions]
-            if all(c is None for c in mine):
+        first_cells, second_cells = cells.get(first_index, {}), cells.get(second_index, {})
+        for model, label in enumerate(labels):
+            mine = [first_cells.get(label), second_cells.get(label)]
+            if mine[0] is None and mine[1] is None:
                 continue
-            models.append([model_index[label], passes.get((label, position)), mine])
+            passed = passes.get(label)
+            models.append([model, passed[position] if passed is not None else None, mine])
         pairs.append(
             {
                 "p": int(number),
@@ -135,21 +146,17 @@ def explorer_data(store: Store, items: Items, outcomes: Outcomes) -> ExplorerDat
     return ExplorerData(document, len(pairs), len(thumbnails), present)
 
 
-def _model_passes(outcomes: Outcomes) -> dict[tuple[str, int], int | None]:
+def _model_passes(outcomes: Outcomes) -> dict[str, list[int | None]]:
     """Each model's pair outcome (image models: explicit) per pair position: 1, 0 or None."""
     columns = outcomes.columns
-    correct = outcomes.pair_correct()
-    counted = outcomes.pair_counted()
-    out: dict[tuple[str, int], int | None] = {}
+    outcome = outcomes.pair_correct().astype("int64").astype(object)
+    outcome[~outcomes.pair_counted()] = None
+    out: dict[str, list[int | None]] = {}
     for position, (label, kind) in enumerate(
         zip(columns["label"].tolist(), columns["kind"].tolist(), strict=True)
     ):
-        if kind == "implicit":
-            continue
-        for pair in range(correct.shape[1]):
-            out[(str(label), pair)] = (
-                int(correct[position, pair]) if counted[position, pair] else None
-            )
+        if kind != "implicit":
+            out[str(label)] = outcome[position].tolist()
     return out
 
 
@@ -208,63 +215,94 @@ def _input_images(store: Store, first: pd.DataFrame, thumbs: _Thumbnails) -> dic
     return found
 
 
-def _verdicts(items: Items, first: pd.DataFrame) -> tuple[list[str], dict[str, str]]:
-    """The verdict sources, and per image its verdicts as ``source:value`` numbers."""
-    images = first.loc[(first["modality"] == "igm") & (first["subject_id"] != ""), "subject_id"]
-    verdicts = items.image_verdicts
-    verdicts = verdicts[verdicts["subject_id"].isin(pd.Index(images))]
-    if verdicts.empty:
-        return [], {}
-    source_codes, sources = pd.factorize(verdicts["source"], sort=True)
-    subject_codes, unique = pd.factorize(verdicts["subject_id"])
-    subjects = np.asarray(unique, dtype=object)
-    order = np.argsort(subject_codes, kind="stable")
-    values = verdicts["value"].to_numpy(dtype=object)[order]
-    texts = [f"{s}:{v}" for s, v in zip(source_codes[order].tolist(), values, strict=True)]
-    ordered = subject_codes[order]
+def _verdicts(items: Items, first: np.ndarray[Any, Any]) -> tuple[list[str], list[str]]:
+    """The verdict sources, and per subject number its verdicts as ``source:value`` numbers.
+
+    ``first``: which rows of the items' frame are first samples. Works on the subjects'
+    integer codes (:func:`~amvicc.report.subjects.subject_codes`), not their ids.
+    """
+    codes = subject_codes(items)
+    images = codes.rows[first & (items.frame["modality"].to_numpy(dtype=object) == "igm")]
+    wanted = np.zeros(len(codes.ids) + 1, dtype=bool)  # the last: no subject (-1)
+    wanted[images[images >= 0]] = True
+    coded = codes.image
+    keep = np.flatnonzero(wanted[coded.subject])
+    joined = [""] * len(codes.ids)
+    if not len(keep):
+        return [], joined
+    present = np.unique(coded.source[keep]).tolist()
+    sources = sorted(coded.sources[c] for c in present)
+    # "rank:value" for every (source code, value code): a table read by position.
+    width = len(coded.values)
+    table = np.array(
+        [
+            f"{sources.index(name)}:{value}" if name in sources else ""
+            for name in coded.sources
+            for value in coded.values
+        ],
+        dtype=object,
+    )
+    subjects = coded.subject[keep]
+    order = np.argsort(subjects, kind="stable")
+    texts = table[(coded.source[keep] * width + coded.value[keep])[order]].tolist()
+    ordered = subjects[order]
     starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]).tolist()
     ends = [*starts[1:], len(texts)]
-    return [str(s) for s in sources], {
-        subjects[ordered[start]]: " ".join(texts[start:end])
-        for start, end in zip(starts, ends, strict=True)
-    }
+    for start, end, subject in zip(starts, ends, ordered[starts].tolist(), strict=True):
+        joined[subject] = " ".join(texts[start:end])
+    return sources, joined
 
 
 def _cells(
-    store: Store, first: pd.DataFrame, thumbs: _Thumbnails, verdicts: dict[str, str]
-) -> dict[tuple[str, int], Any]:
-    """Per (model, question): a VLM's [outcome, option, reply]; an image model's images."""
-    cells: dict[tuple[str, int], Any] = {}
-    outcome = first["outcome"].map(OUTCOME_CODES).fillna("m").to_numpy(dtype=object)
-    reason = first["reason"].fillna("").to_numpy(dtype=object)
+    store: Store,
+    items: Items,
+    first: np.ndarray[Any, Any],
+    thumbs: _Thumbnails,
+    verdicts: list[str],
+    read_paths: Callable[[], Mapping[str, str]],
+) -> dict[int, dict[str, Any]]:
+    """Per question and model: a VLM's [outcome, option, reply]; an image model's images."""
+    frame = items.frame
+    chosen = np.flatnonzero(first)
+
+    def column(name: str) -> np.ndarray[Any, Any]:
+        return frame[name].to_numpy(dtype=object)[chosen]
+
+    outcome = np.array([OUTCOME_CODES.get(o, "m") for o in column("outcome").tolist()])
+    reason = pd.Series(column("reason"), dtype=object).fillna("").to_numpy(dtype=object)
     # np.char.add: NumPy 1 has no "+" between str arrays.
-    codes = np.where(reason != "", np.char.add("m:", reason.astype(str)), outcome)
-    answers = first["modality"].to_numpy(dtype=object) == "vlm"
-    subjects = first["subject_id"].to_numpy(dtype=object)
-    replies = store.responses_by_id([s for s in subjects[answers] if s])
-    paths = store.image_paths([s for s in subjects[~answers] if s])
-    values = first["value"].to_numpy(dtype=object)
-    for label, index, kind, subject, code, value, vlm in zip(
-        first["label"].to_numpy(dtype=object),
-        first["question_index"].to_numpy(),
-        first["kind"].to_numpy(dtype=object),
-        subjects,
-        codes,
-        values,
-        answers,
-        strict=True,
-    ):
-        key = (str(label), int(index))
-        if vlm:
-            reply = replies.get(subject)
+    codes = np.where(reason != "", np.char.add("m:", reason.astype(str)), outcome).tolist()
+    answers = column("modality") == "vlm"
+    subjects = column("subject_id")
+    labels = [str(label) for label in column("label").tolist()]
+    indices = frame["question_index"].to_numpy()[chosen].tolist()
+    cells: dict[int, dict[str, Any]] = {}
+    vlm = np.flatnonzero(answers).tolist()
+    if vlm:
+        replies = store.responses_by_id([s for s in subjects[answers] if s])
+        values = column("value")
+        for row in vlm:
+            reply = replies.get(subjects[row])
             text = reply.text if reply is not None and reply.text is not None else None
-            cells[key] = [
-                str(code),
+            value = values[row]
+            cells.setdefault(indices[row], {})[labels[row]] = [
+                str(codes[row]),
                 value if isinstance(value, str) else None,
                 cut(text, REPLY_CHARACTERS),
             ]
-            continue
-        cells.setdefault(key, []).append(
-            [str(kind), str(code), thumbs.add(paths.get(subject)), verdicts.get(subject, "")]
+    igm = np.flatnonzero(~answers)
+    if not len(igm):
+        return cells
+    paths = read_paths()
+    # in the frame's order: thumbnails are numbered as first added
+    thumbnails = [thumbs.add(paths.get(s)) for s in subjects[igm].tolist()] if paths else None
+    texts = np.array([*verdicts, ""], dtype=object)[subject_codes(items).rows[chosen][igm]]
+    kinds = column("kind")[igm].tolist()
+    for position, (row, kind, text) in enumerate(
+        zip(igm.tolist(), kinds, texts.tolist(), strict=True)
+    ):
+        thumbnail = thumbnails[position] if thumbnails is not None else -1
+        cells.setdefault(indices[row], {}).setdefault(labels[row], []).append(
+            [str(kind), str(codes[row]), thumbnail, text]
         )
     return cells

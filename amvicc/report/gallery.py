@@ -10,11 +10,14 @@ from __future__ import annotations
 import base64
 import io
 from dataclasses import dataclass
+from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from amvicc.catalogue import OptionLabel, Question
 from amvicc.report.items import Items, category_sort_key
+from amvicc.report.subjects import Encoded, encode
 from amvicc.store import Store
 
 THUMBNAIL_PIXELS = 224
@@ -60,20 +63,10 @@ class GalleryItem:
 
 def failing_examples(store: Store, items: Items, per_model: int) -> list[GalleryItem]:
     """Up to ``per_model`` failing items per model, round-robin over categories."""
-    f = items.frame
-    wrong = f[f["outcome"] == "incorrect"].copy()
-    if wrong.empty or per_model <= 0:
+    chosen = _choose(items, per_model)
+    if chosen.empty:
         return []
-    wrong["_category"] = category_sort_key(wrong["category"])
-    wrong = wrong.sort_values(["entry", "_category", "question_index", "kind", "sample"])
-    wrong["_turn"] = wrong.groupby(["entry", "category"]).cumcount()
-    wrong = wrong.sort_values(["_turn", "_category", "question_index"])
-    chosen = wrong.groupby("entry", sort=False).head(per_model)
     smoke = {e.key: e.smoke for e in items.entries}
-    order = {e.key: i for i, e in enumerate(items.entries)}
-    chosen = chosen.assign(_entry=chosen["entry"].map(order)).sort_values(
-        ["_entry", "_category", "question_index", "kind", "sample"]
-    )
     images = store.images_by_id(_subjects(chosen, "igm"))
     responses = store.responses_by_id(_subjects(chosen, "vlm"))
     verdicts = _verdict_lines(store, [str(s) for s in chosen["subject_id"] if s])
@@ -118,6 +111,54 @@ def failing_examples(store: Store, items: Items, per_model: int) -> list[Gallery
             )
         )
     return out
+
+
+def _choose(items: Items, per_model: int) -> pd.DataFrame:
+    """The failing items shown: up to ``per_model`` per model, round-robin over categories.
+
+    Per model, sorted by category (AMVICC's order), question, kind and sample, each category's
+    first, then each one's second, ... (the ``turn``); the models in the report's order. Sorted
+    on integer codes of the failing rows only, and the frame's rows taken once at the end.
+    """
+    f = items.frame
+    wrong = np.flatnonzero((f["outcome"] == "incorrect").to_numpy(dtype=bool, na_value=False))
+    if not len(wrong) or per_model <= 0:
+        return f.iloc[:0]
+
+    def column(name: str) -> Encoded:
+        return encode(f[name].iloc[wrong])
+
+    entries = column("entry")
+    entry = entries.ranks()
+    categories = column("category")
+    category_order = category_sort_key(pd.Series(categories.names(), dtype=object)).to_numpy()
+    category = category_order[categories.codes]
+    category_codes = categories.codes
+    question = f["question_index"].to_numpy()[wrong]
+    kind = column("kind").ranks()
+    sample = f["sample"].to_numpy()[wrong]
+    # np.lexsort: stable, the last key first (as pandas' sort on several columns).
+    order = np.lexsort((sample, kind, question, category, entry))
+    turn = np.empty(len(order), dtype="int64")
+    turn[order] = _cumcount(entry[order] * len(categories) + category_codes[order])
+    order = order[np.lexsort((question[order], category[order], turn[order]))]
+    kept = order[_cumcount(entry[order]) < per_model]
+    position = {e.key: i for i, e in enumerate(items.entries)}
+    names = entries.names()
+    model = np.array([position[names[k]] for k in entries.codes[kept].tolist()])
+    kept = kept[np.lexsort((sample[kept], kind[kept], question[kept], category[kept], model))]
+    return f.iloc[wrong[kept]]
+
+
+def _cumcount(groups: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """Each element's number among the earlier elements of its group (0, 1, ...)."""
+    order = np.argsort(groups, kind="stable")
+    ordered = groups[order]
+    steps = np.arange(len(order))
+    starts = np.where(np.r_[True, ordered[1:] != ordered[:-1]], steps, 0)
+    counts = np.empty(len(order), dtype="int64")
+    counts[order] = steps - np.maximum.accumulate(starts)
+    return counts
 
 
 def _option(question: Question, label: OptionLabel | str | None) -> str:

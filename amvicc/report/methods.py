@@ -13,11 +13,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import pandas as pd
-
 from amvicc.provenance import canonical_json
 from amvicc.redaction import REDACTED, redact_command, redact_config
 from amvicc.report.items import Items
+from amvicc.report.subjects import count_strings
 from amvicc.store import SHEET_PREFIX, SeedRange, Store, source_role
 
 # Values that are keys whatever their name (a key stored by mistake under another name).
@@ -142,13 +141,30 @@ def _counts(items: Items, verdicts: int) -> tuple[tuple[str, int], ...]:
     return tuple(counts)
 
 
+def _judged(items: Items) -> dict[str, int]:
+    """How many of the report's items each verdict source judged.
+
+    One row per (subject, source) in the verdict tables, so a source's row count is the items
+    it judged; counted without a Python string per verdict.
+    """
+    judged: dict[str, int] = {}
+    for verdicts in (items.image_verdicts, items.response_verdicts):
+        for source, count in count_strings(verdicts["source"]).items():
+            judged[source] = judged.get(source, 0) + count
+    return judged
+
+
 def describe_methods(
-    store: Store, items: Items, rubric_versions: Mapping[str, tuple[str, ...]] | None = None
+    store: Store,
+    items: Items,
+    rubric_versions: Mapping[str, tuple[str, ...]] | None = None,
+    seed_ranges: Mapping[str, SeedRange] | None = None,
 ) -> Methods:
     """Collect the runs, seeds, judges and counts behind the report.
 
-    ``rubric_versions``: :meth:`Store.rubric_versions`, when the caller has read it already
-    (it scans every verdict); read here otherwise.
+    ``rubric_versions``: :meth:`Store.rubric_versions`, and ``seed_ranges``: every run's
+    :meth:`Store.image_seed_ranges`, when the caller has read them already (each scans a
+    whole table); read here otherwise.
     """
     labels = {run_id: e.label for e in items.entries for run_id in e.run_ids}
     # Runs on other catalogues are reported apart, but are runs behind the report all the same.
@@ -159,7 +175,7 @@ def describe_methods(
     for run in runs:
         if run.stage == "challenge" and run.parent_run_id in labels:
             labels[run.run_id] = labels[str(run.parent_run_id)]
-    seeds = store.image_seed_ranges(list(labels))
+    seeds = seed_ranges if seed_ranges is not None else store.image_seed_ranges(list(labels))
     infos = []
     for run in runs:
         if run.run_id not in labels:
@@ -191,19 +207,17 @@ def describe_methods(
     if rubric_versions is None:
         rubric_versions = store.rubric_versions()
     rubric = {source: ", ".join(v) for source, v in rubric_versions.items()}
-    # one row per (subject, source): a source's row count is the items it judged
-    by_source = [items.image_verdicts["source"], items.response_verdicts["source"]]
-    judged = pd.concat(by_source, ignore_index=True).value_counts().sort_index()
+    judged = _judged(items)
     sources = tuple(
         SourceInfo(
-            source=str(source),
-            kind=source_kind(str(source)),
-            subjects=int(count),
-            rubric_versions=rubric.get(str(source), ""),
+            source=source,
+            kind=source_kind(source),
+            subjects=count,
+            rubric_versions=rubric.get(source, ""),
         )
-        for source, count in judged.items()
+        for source, count in sorted(judged.items())
     )
-    counts = _counts(items, int(judged.sum()))
+    counts = _counts(items, sum(judged.values()))
     from amvicc.provenance import package_versions
 
     versions = package_versions(("amvicc", "numpy", "pandas", "scipy", "scikit-learn"))

@@ -20,9 +20,45 @@ from amvicc.agreement import cohen_kappa_from_table, fleiss_kappa_from_counts
 from amvicc.report.items import Items, category_sort_key
 from amvicc.report.metrics import ALL, ALL_MODELS, metric_table
 from amvicc.report.options import HUMAN_VERDICTS, ReportOptions
+from amvicc.report.subjects import SubjectCodes, subject_codes
 from amvicc.report.verdicts import image_values, roles
+from amvicc.store import source_role
 
 # --- agreement -------------------------------------------------------------------------------
+
+
+def _human_votes(codes: SubjectCodes) -> tuple[Any, Any, Any, list[str], list[str]]:
+    """Human raters' verdicts on the items (image verdicts, then answers'), as codes.
+
+    Adjudications and ``undecided`` are left out. Returns per vote its subject's number, its
+    rater's and its value's codes, and the raters' and values' names.
+    """
+    subjects, raters, values = [], [], []
+    rater_names: list[str] = []
+    value_names: list[str] = []
+    for coded in (codes.image, codes.response):
+        human = np.array([source_role(s) == "rater" for s in coded.sources] + [False])
+        decided = np.array([v != "undecided" for v in coded.values] + [False])
+        keep = human[coded.source] & decided[coded.value] & (coded.subject >= 0)
+        rater_map = np.array([_number(rater_names, s) for s in coded.sources] + [-1])
+        value_map = np.array([_number(value_names, v) for v in coded.values] + [-1])
+        subjects.append(coded.subject[keep])
+        raters.append(rater_map[coded.source[keep]])
+        values.append(value_map[coded.value[keep]])
+    return (
+        np.concatenate(subjects),
+        np.concatenate(raters),
+        np.concatenate(values),
+        rater_names,
+        value_names,
+    )
+
+
+def _number(names: list[str], name: str) -> int:
+    """``name``'s position in ``names``, appended when new."""
+    if name not in names:
+        names.append(name)
+    return names.index(name)
 
 
 def _subjects(items: Items) -> pd.DataFrame:
@@ -45,28 +81,22 @@ def rater_agreement(items: Items) -> pd.DataFrame:
         Columns ``label, modality, statistic, raters, items, percent, kappa``.
     """
     columns = ["label", "modality", "statistic", "raters", "items", "percent", "kappa"]
-    verdicts = pd.concat([items.image_verdicts, items.response_verdicts], ignore_index=True)
-    human = verdicts[(roles(verdicts) == "rater") & (verdicts["value"] != "undecided")]
-    subjects = _subjects(items)
-    position = pd.Index(subjects["subject_id"]).get_indexer(human["subject_id"])
-    human = human[position >= 0]
-    if human.empty:
+    codes = subject_codes(items)
+    subject, rater, value, rater_names, values = _human_votes(codes)
+    if not len(subject):
         return pd.DataFrame(columns=columns)
-    # Each value's code in sorted order, from one pass over the values.
-    value_codes, values = pd.factorize(human["value"])
-    labels = sorted(values)
+    # Each value's code among the values given, in sorted order.
+    labels = sorted(values[v] for v in np.unique(value).tolist())
     size = len(labels)
-    sorted_codes = np.array([labels.index(v) for v in values], dtype="int64")[value_codes]
+    sorted_codes = np.array([labels.index(v) if v in labels else -1 for v in values])[value]
     # One row per subject (each belongs to one model), one column per rater, the label's
     # code or NaN: a numpy matrix filled by position, as a pandas pivot of 360,000 string
     # keys takes seconds; each model's subjects are one block of rows. Subjects are numbered
-    # in the order first met, from their integer positions in ``subjects`` (the numbering
-    # factorizing the ids gives, without hashing 360,000 strings again).
-    subject_codes, subject_positions = pd.factorize(position[position >= 0])
-    rater_codes, rater_names = pd.factorize(human["source"])
-    matrix = np.full((len(subject_positions), len(rater_names)), np.nan)
-    matrix[subject_codes, rater_codes] = sorted_codes
-    entry_of = subjects["entry"].to_numpy(dtype=object)[subject_positions]
+    # in the order first met (integers: the ids were hashed once, in subject_codes).
+    subject_codes_, subject_numbers = pd.factorize(subject)
+    matrix = np.full((len(subject_numbers), len(rater_names)), np.nan)
+    matrix[subject_codes_, rater] = sorted_codes
+    entry_of = items.frame["entry"].to_numpy(dtype=object)[codes.first_row[subject_numbers]]
     entry_codes, entry_keys = pd.factorize(entry_of)  # models in the order first met
     order = np.argsort(entry_codes, kind="stable")
     ends = np.cumsum(np.bincount(entry_codes, minlength=len(entry_keys)))
@@ -149,6 +179,8 @@ def judge_agreement_table(items: Items) -> pd.DataFrame:
         "tn",
         "fn",
     ]
+    if not judge_sources(items):
+        return pd.DataFrame(columns=columns)
     verdicts = items.image_verdicts
     judged = verdicts[(roles(verdicts) == "judge") & (verdicts["value"] != "undecided")]
     if judged.empty:  # no automatic judge: nothing to resolve the human verdicts for
@@ -200,6 +232,11 @@ def judge_agreement_table(items: Items) -> pd.DataFrame:
         _c=category_sort_key(table["category"]),
     ).sort_values(["judge", "_all", "_label", "_c"])
     return table[columns].reset_index(drop=True)
+
+
+def judge_sources(items: Items) -> list[str]:
+    """:meth:`Items.judge_sources`, from the verdicts' codes (no pass over every verdict)."""
+    return sorted(s for s in subject_codes(items).image.sources if source_role(s) == "judge")
 
 
 def judge_metric_table(items: Items, options: ReportOptions) -> pd.DataFrame:

@@ -27,11 +27,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from amvicc.errors import UserError
 from amvicc.files import UnreadableFile, UnsafeYAML, load_yaml, read_regular_file
+from amvicc.report.entries import ModelEntry
 from amvicc.report.items import Items
+from amvicc.report.subjects import encode
 from amvicc.store import Store
 
 PRICE_KEYS = ("input_per_million", "output_per_million", "per_image", "per_request")
@@ -144,23 +147,10 @@ def usage_table(store: Store, items: Items, prices: Prices | None) -> pd.DataFra
     if not entries:
         return pd.DataFrame(columns=USAGE_COLUMNS)
     counted = ["requests", "failed", "with_usage", "prompt_tokens", "completion_tokens"]
-    raw = store.usage_frame([e.key for e in entries])
-    scope = items.frame[["entry", "question_index"]].drop_duplicates()
-    asked = pd.MultiIndex.from_frame(scope.astype({"entry": object, "question_index": "int64"}))
-    mine = raw[
-        pd.MultiIndex.from_arrays(
-            [raw["config_key"].astype(object), raw["question_index"].astype("int64")]
-        ).isin(asked)
-    ]
-    sums = (
-        mine[counted].apply(pd.to_numeric).groupby(mine["config_key"].to_numpy(dtype=object)).sum()
-    )
+    sums = _sums(store.usage_frame([e.key for e in entries]), items, entries, counted)
     rows = []
     for entry in entries:
-        totals = {
-            name: int(sums.at[entry.key, name]) if entry.key in sums.index else 0
-            for name in counted
-        }
+        totals = dict(zip(counted, sums[entry.key], strict=True))
         price = prices.of(entry.model) if prices is not None else None
         cost, covered, note = _cost(price, totals, entry.modality)
         rows.append(
@@ -177,6 +167,39 @@ def usage_table(store: Store, items: Items, prices: Prices | None) -> pd.DataFra
             }
         )
     return pd.DataFrame(rows, columns=USAGE_COLUMNS)
+
+
+def _sums(
+    raw: pd.DataFrame, items: Items, entries: list[ModelEntry], counted: list[str]
+) -> dict[str, list[int]]:
+    """Per model, the ``counted`` columns of ``raw`` summed over the questions it was asked.
+
+    ``raw``: :meth:`Store.usage_frame`, one row per configuration, question and subject. A
+    question counts when the model has an item on it; matched by integer codes (a table of
+    model by question), not by hashing every (configuration, question) pair.
+    """
+    keys = [e.key for e in entries]
+    encoded = encode(items.frame["entry"])
+    frame_codes, frame_keys = encoded.codes, encoded.names()
+    questions = items.frame["question_index"].to_numpy(dtype="int64")
+    width = int(questions.max()) + 1 if len(questions) else 0
+    asked = np.zeros((len(frame_keys), width), dtype=bool)
+    asked[frame_codes, questions] = True
+    model = encoded.find(raw["config_key"])
+    question = raw["question_index"].to_numpy(dtype="int64")
+    mine = (model >= 0) & (question >= 0) & (question < width)
+    mine[mine] = asked[model[mine], question[mine]]
+    chosen = pd.Index(keys, dtype=object).get_indexer(pd.Index(frame_keys, dtype=object))[
+        model[mine]
+    ]
+    found = chosen >= 0
+    sums = []
+    for name in counted:
+        values = np.asarray(pd.to_numeric(raw[name].to_numpy(dtype=object)[mine]))
+        total = np.zeros(len(keys), dtype=values.dtype if len(values) else "int64")
+        np.add.at(total, chosen[found], values[found])  # in row order, as a groupby sums
+        sums.append([int(v) for v in total.tolist()])
+    return {key: [column[i] for column in sums] for i, key in enumerate(keys)}
 
 
 def _cost(

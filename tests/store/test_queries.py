@@ -220,6 +220,32 @@ def test_records_by_id(store: Store) -> None:
     assert responses[response].text == "reply 5"
 
 
+def test_stored_image_paths_are_every_image_with_a_file(store: Store) -> None:
+    igm = _igm(store)
+    first, second = _image(store, igm, 1), _image(store, igm, 2)
+    failed = new_id()
+    store.add_images(
+        [
+            ImageRecord(
+                image_id=failed,
+                run_id=igm.run_id,
+                config_key=igm.config_key,
+                question_index=3,
+                prompt_kind="implicit",
+                sample=0,
+                prompt="prompt 3",
+                seed=None,
+                status="failed",
+                path=None,
+            )
+        ]
+    )
+    assert store.stored_image_paths() == {
+        first: f"images/{first}.png",
+        second: f"images/{second}.png",
+    }
+
+
 def test_seed_ranges_and_rubric_versions(store: Store) -> None:
     seeded, single, unseeded = _igm(store, "a"), _igm(store, "b"), _igm(store, "c")
     for index, seed in ((1, 10), (2, 12), (3, 11)):
@@ -227,10 +253,13 @@ def test_seed_ranges_and_rubric_versions(store: Store) -> None:
     _image(store, single, 1, seed=5)
     _image(store, single, 2, seed=5)
     image = _image(store, unseeded, 1)
-    assert store.image_seed_ranges([seeded.run_id, single.run_id, unseeded.run_id]) == {
+    expected = {
         seeded.run_id: SeedRange(count=3, low=10, high=12),
         single.run_id: SeedRange(count=1, low=5, high=5),
     }
+    assert store.image_seed_ranges([seeded.run_id, single.run_id, unseeded.run_id]) == expected
+    assert store.image_seed_ranges([single.run_id]) == {single.run_id: expected[single.run_id]}
+    assert store.image_seed_ranges() == expected  # every run's, in one scan
     store.add_verdicts(
         [
             VerdictRecord(JUDGE, "correct", image_id=image, rubric_version="v2"),

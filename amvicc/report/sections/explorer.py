@@ -26,7 +26,13 @@ OUTCOMES = (
 def _compute(part: Part) -> ExplorerData | None:
     if part.plain_items is None or part.outcomes is None:
         return None
-    return explorer_data(part.store, part.plain_items, part.outcomes)
+    store = part.store
+    return explorer_data(
+        store,
+        part.plain_items,
+        part.outcomes,
+        lambda: part.read_once("image_paths", store.stored_image_paths),
+    )
 
 
 def _view(data: ExplorerData, page: Page) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 
 from amvicc.report.items import Items
-from amvicc.report.raters import judge_agreement_table, judge_metric_table
+from amvicc.report.raters import judge_agreement_table, judge_metric_table, judge_sources
 from amvicc.report.section import Page, Part, Section
 from amvicc.report.tables import metric_tables
 from amvicc.report.values import records
@@ -34,11 +34,14 @@ def _images_only(items: Items) -> Items:
 
 
 def _compute(part: Part) -> Judges | None:
-    if part.items is None:
+    items = part.items
+    if items is None:
         return None
+    if not judge_sources(items):  # no automatic judge: skip copying the image items
+        return Judges(judge_agreement_table(items), pd.DataFrame())
     return Judges(
-        judge_agreement_table(part.items),
-        judge_metric_table(_images_only(part.items), part.options),
+        judge_agreement_table(items),
+        judge_metric_table(_images_only(items), part.options),
     )
 
 

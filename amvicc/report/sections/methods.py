@@ -16,8 +16,10 @@ from amvicc.report.section import Part, Section
 def _compute(part: Part) -> Methods | None:
     if part.items is None:
         return None
-    rubric = part.read_once("rubric_versions", part.store.rubric_versions)
-    return describe_methods(part.store, part.items, rubric)
+    store = part.store
+    rubric = part.read_once("rubric_versions", store.rubric_versions)
+    seeds = part.read_once("image_seed_ranges", store.image_seed_ranges)
+    return describe_methods(store, part.items, rubric, seeds)
 
 
 def _document(methods: Methods) -> dict[str, Any]:
