@@ -297,13 +297,9 @@ def decide_items(
     # Python's lock, so a second thread overlapped nothing (1.03 s at best either way, at
     # fifty models) and, on a busy machine, its fight for the lock made the median 1.6 s.
     image_rows = store.current_image_slots(image_keys)
-    image_verdicts = store.latest_verdict_values("image", None if image_keys else [])
+    image_verdicts = _image_verdicts(store, image_keys, image_rows["image_id"])
     response_rows = store.current_response_slots(entry_keys(list(entries), "vlm"), MMVP_IMAGE_KEY)
     response_verdicts = _latest_verdicts(store, "response", response_rows["response_id"])
-    image_verdicts = image_verdicts[
-        image_verdicts["subject_id"].isin(image_rows["image_id"])
-    ].reset_index(drop=True)
-    image_verdicts["role"] = roles(image_verdicts)
     chosen = with_samples(list(entries), image_rows, response_rows)
     if check_basis:
         _check_basis(options.verdicts, image_verdicts)
@@ -366,11 +362,25 @@ def _smoke_scope(
 # --- reading the store -----------------------------------------------------------------------
 
 
-def _latest_verdicts(store: Store, subject: VerdictSubject, subjects: pd.Series) -> pd.DataFrame:
+def _latest_verdicts(
+    store: Store, subject: VerdictSubject, subjects: pd.Series | list[str]
+) -> pd.DataFrame:
     """Each source's latest verdict on these subjects (the store's rule), with its ``role``."""
     rows = store.latest_verdict_values(subject, subjects)
     rows["role"] = roles(rows)
     return rows
+
+
+def _image_verdicts(store: Store, image_keys: list[str], image_ids: pd.Series) -> pd.DataFrame:
+    """Each source's latest verdict on these images, with its ``role``.
+
+    Image models without a single image still read the (empty) verdicts, typed as a read.
+    """
+    if image_keys and image_ids.empty:
+        verdicts = store.latest_verdict_values("image", None).iloc[:0].reset_index(drop=True)
+        verdicts["role"] = roles(verdicts)
+        return verdicts
+    return _latest_verdicts(store, "image", image_ids if image_keys else [])
 
 
 def _check_basis(basis: str, image_verdicts: pd.DataFrame) -> None:

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 _READ_ONLY = ("readonly", "read-only")
 _FULL = ("database or disk is full", "disk is full")
 # Columns :meth:`Database._object_frame` reads as int64 (ids and indices, never NULL).
-_INTEGER_COLUMNS = frozenset({"question_index", "sample", "verdict_id"})
+_INTEGER_COLUMNS = frozenset({"question_index", "sample", "verdict_id", "rowid"})
 _NOT_A_DATABASE = ("file is not a database", "file is encrypted", "malformed")
 
 
@@ -268,28 +268,36 @@ class Database:
         """A query as a DataFrame of Python objects, integer id and index columns as int64.
 
         Faster than :meth:`_frame` on hundreds of thousands of rows: pandas' default string
-        dtype converts every id on the way in, then again in each ``isin`` and merge. The
-        frame is built a column at a time from the fetched tuples (one numpy array each):
-        handing pandas the rows costs more than fetching them.
+        dtype converts every id on the way in, then again in each ``isin`` and merge.
         """
-        from operator import itemgetter
+        return tuples_frame(self._tuples(query, params), columns)
 
-        import numpy as np
-        import pandas as pd
-
-        connection = self.connection()
-        # Plain tuples, not sqlite3.Row: a third faster to fetch and to make a frame of.
-        cursor = connection.cursor()
+    def _tuples(self, query: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        """A query's rows as plain tuples (a third faster to fetch than sqlite3.Row)."""
+        cursor = self.connection().cursor()
         cursor.row_factory = None
         try:
-            rows = cursor.execute(query, list(params)).fetchall()
+            return cursor.execute(query, list(params)).fetchall()
         except sqlite3.Error as err:
             raise _translated(err, self.db_path) from err
-        data = {}
-        for position, column in enumerate(columns):
-            values = list(map(itemgetter(position), rows))
-            if column in _INTEGER_COLUMNS:
-                data[column] = pd.Series(np.array(values, dtype=np.int64), copy=False)
-            else:
-                data[column] = pd.Series(np.array(values, dtype=object), dtype=object, copy=False)
-        return pd.DataFrame(data, columns=list(columns), copy=False)
+
+
+def tuples_frame(rows: list[tuple[Any, ...]], columns: Sequence[str]) -> pd.DataFrame:
+    """Fetched rows as a DataFrame of Python objects, :data:`_INTEGER_COLUMNS` as int64.
+
+    Built a column at a time (one numpy array each): handing pandas the rows costs more
+    than fetching them.
+    """
+    from operator import itemgetter
+
+    import numpy as np
+    import pandas as pd
+
+    data = {}
+    for position, column in enumerate(columns):
+        values = list(map(itemgetter(position), rows))
+        if column in _INTEGER_COLUMNS:
+            data[column] = pd.Series(np.array(values, dtype=np.int64), copy=False)
+        else:
+            data[column] = pd.Series(np.array(values, dtype=object), dtype=object, copy=False)
+    return pd.DataFrame(data, columns=list(columns), copy=False)

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from amvicc.store.database import Database
+from amvicc.store.database import Database, tuples_frame
 from amvicc.store.records import (
     ImageRecord,
     ResponseRecord,
@@ -385,15 +385,38 @@ class Queries(Database):
 
         Columns ``image_id``, ``config_key``, ``question_index``, ``prompt_kind``, ``sample``
         and ``status``: what a report needs to lay out its items, read without pandas' type
-        conversions so that hundreds of thousands of rows stay fast.
+        conversions so that hundreds of thousands of rows stay fast. Read one configuration
+        at a time on the slot index (no configuration key per row), and the rule of the
+        ``current_images`` view (the newest row per slot) applied on integers: that view's
+        GROUP BY over every image took longer than the read itself.
         """
-        columns = ["image_id", "config_key", "question_index", "prompt_kind", "sample", "status"]
-        return self._object_frame(
-            f"SELECT {', '.join(columns)} FROM current_images "
-            f"WHERE config_key IN ({_marks(config_keys)})",
-            config_keys,
-            columns,
+        import numpy as np
+        import pandas as pd
+
+        columns = ["rowid", "image_id", "question_index", "prompt_kind", "sample", "status"]
+        rows: list[tuple[object, ...]] = []
+        counts = []
+        for key in config_keys:
+            read = self._tuples(
+                f"SELECT {', '.join(columns)} FROM images WHERE config_key = ?", [key]
+            )
+            rows += read
+            counts.append(len(read))
+        frame = tuples_frame(rows, columns)
+        keys = np.repeat(np.arange(len(counts)), counts)
+        frame.insert(2, "config_key", np.asarray(config_keys, dtype=object)[keys])
+        slots = pd.DataFrame(
+            {
+                "key": keys,
+                "question": frame["question_index"],
+                "kind": pd.factorize(frame["prompt_kind"].to_numpy())[0],
+                "sample": frame["sample"],
+            }
         )
+        if slots.duplicated().any():
+            newest = ~slots.iloc[np.argsort(frame["rowid"].to_numpy())].duplicated(keep="last")
+            frame = frame.loc[np.sort(newest.index[newest.to_numpy()])].reset_index(drop=True)
+        return frame.drop(columns="rowid")
 
     def current_response_slots(self, config_keys: Sequence[str], image_key: str) -> pd.DataFrame:
         """The current response of each slot of these configurations about one image.
@@ -423,6 +446,7 @@ class Queries(Database):
         SQLite's GROUP BY, and a report reads every verdict of its models. Comments and rubric
         versions are left out; :meth:`latest_verdicts_on` reads them for the few rows shown.
         """
+        import numpy as np
         import pandas as pd
 
         columns = ["subject_id", "source", "value", "verdict_id"]
@@ -435,9 +459,25 @@ class Queries(Database):
             [],
             columns,
         )
+        # On integer codes: hashing the ids once is the cost; isin and drop_duplicates on the
+        # strings would hash them three times.
+        subjects = rows["subject_id"].to_numpy()
+        wanted = np.asarray([] if subject_ids is None else subject_ids, dtype=object)
+        codes, known = pd.factorize(np.concatenate([wanted, subjects]))
+        subject_codes = codes[len(wanted) :]
+        source_codes, sources = pd.factorize(rows["source"].to_numpy())
+        keep = (
+            ~pd.Series(subject_codes * max(len(sources), 1) + source_codes)
+            .duplicated(keep="last")
+            .to_numpy()
+        )
         if subject_ids is not None:
-            rows = rows[rows["subject_id"].isin(subject_ids)]
-        return rows.drop_duplicates(["subject_id", "source"], keep="last").reset_index(drop=True)
+            asked = np.zeros(len(known), dtype=bool)
+            asked[codes[: len(wanted)]] = True
+            keep &= asked[subject_codes]
+        if keep.all():
+            return rows
+        return rows[keep].reset_index(drop=True)
 
     def usage_frame(self, config_keys: Sequence[str]) -> pd.DataFrame:
         """What these configurations asked for, per question: every stored attempt counts.

@@ -320,6 +320,30 @@ def test_current_slots_of_configurations(store: Store) -> None:
     ]
 
 
+def test_current_image_slots_agree_with_the_current_images_view(store: Store) -> None:
+    # Slots filled again and again, interleaved across configurations and prompt kinds: the
+    # newest row of each slot wins, as in the view (read per configuration, decided in pandas).
+    rng = random.Random(5)
+    runs = [_igm(store, "sd"), _igm(store, "flux"), _igm(store, "dalle")]
+    for _ in range(200):
+        _image(
+            store, rng.choice(runs), rng.randint(1, 6), kind=rng.choice(["implicit", "explicit"])
+        )
+    keys = [runs[2].config_key, runs[0].config_key]
+    columns = ["image_id", "config_key", "question_index", "prompt_kind", "sample", "status"]
+    found = store.current_image_slots(keys)
+    assert list(found.columns) == columns
+    view = pd.read_sql_query(
+        f"SELECT {', '.join(columns)} FROM current_images WHERE config_key IN (?, ?)",
+        store.connection(),
+        params=keys,
+    )
+    assert len(found) == len(view) == 24
+    assert sorted(found.astype(object).values.tolist()) == sorted(
+        view.astype(object).values.tolist()
+    )
+
+
 def test_runs_frame_of_some_stages(store: Store) -> None:
     _igm(store)
     _vlm(store)
