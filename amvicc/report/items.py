@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+import numpy as np
 import pandas as pd
 
 from amvicc.catalogue import (
@@ -297,7 +298,7 @@ def decide_items(
     # Python's lock, so a second thread overlapped nothing (1.03 s at best either way, at
     # fifty models) and, on a busy machine, its fight for the lock made the median 1.6 s.
     image_rows = store.current_image_slots(image_keys)
-    image_verdicts = _image_verdicts(store, image_keys, image_rows["image_id"])
+    image_verdicts, positions = _image_verdicts(store, image_keys, image_rows["image_id"])
     response_rows = store.current_response_slots(entry_keys(list(entries), "vlm"), MMVP_IMAGE_KEY)
     response_verdicts = _latest_verdicts(store, "response", response_rows["response_id"])
     chosen = with_samples(list(entries), image_rows, response_rows)
@@ -308,7 +309,9 @@ def decide_items(
     igm = [e for e in chosen if e.modality == "igm"]
     vlm = [e for e in chosen if e.modality == "vlm"]
     if igm:
-        frames.append(image_items(igm, questions, image_rows, image_verdicts, options.verdicts))
+        frames.append(
+            image_items(igm, questions, image_rows, image_verdicts, options.verdicts, positions)
+        )
     if vlm:
         answers = answer_keys({e.label_policy for e in vlm}, catalogue)
         frames.append(answer_items(vlm, questions, response_rows, response_verdicts, answers))
@@ -371,16 +374,23 @@ def _latest_verdicts(
     return rows
 
 
-def _image_verdicts(store: Store, image_keys: list[str], image_ids: pd.Series) -> pd.DataFrame:
-    """Each source's latest verdict on these images, with its ``role``.
+def _image_verdicts(
+    store: Store, image_keys: list[str], image_ids: pd.Series
+) -> tuple[pd.DataFrame, np.ndarray | None]:
+    """Each source's latest verdict on these images, with its ``role``, and each one's image.
 
-    Image models without a single image still read the (empty) verdicts, typed as a read.
+    The image is its place in ``image_ids`` (None when there is none). Image models without a single image still read the (empty) verdicts, typed as a read.
     """
-    if image_keys and image_ids.empty:
+    if not image_keys:
+        return _latest_verdicts(store, "image", []), None
+    if image_ids.empty:
         verdicts = store.latest_verdict_values("image", None).iloc[:0].reset_index(drop=True)
         verdicts["role"] = roles(verdicts)
-        return verdicts
-    return _latest_verdicts(store, "image", image_ids if image_keys else [])
+        return verdicts, None
+    verdicts = store.latest_verdict_values("image", image_ids, positions=True)
+    positions = verdicts.pop("subject_position").to_numpy()
+    verdicts["role"] = roles(verdicts)
+    return verdicts, positions
 
 
 def _check_basis(basis: str, image_verdicts: pd.DataFrame) -> None:

@@ -285,19 +285,18 @@ class Database:
 def tuples_frame(rows: list[tuple[Any, ...]], columns: Sequence[str]) -> pd.DataFrame:
     """Fetched rows as a DataFrame of Python objects, :data:`_INTEGER_COLUMNS` as int64.
 
-    Built a column at a time (one numpy array each): handing pandas the rows costs more
-    than fetching them.
+    Built from one two-dimensional object array, a column at a time: a little faster than
+    handing pandas the rows, and no conversion afterwards.
     """
-    from operator import itemgetter
-
     import numpy as np
     import pandas as pd
 
+    table = np.array(rows, dtype=object) if rows else np.empty((0, len(columns)), dtype=object)
     data = {}
     for position, column in enumerate(columns):
-        values = list(map(itemgetter(position), rows))
+        values = table[:, position]
         if column in _INTEGER_COLUMNS:
-            data[column] = pd.Series(np.array(values, dtype=np.int64), copy=False)
+            data[column] = pd.Series(values.astype(np.int64), copy=False)
         else:
-            data[column] = pd.Series(np.array(values, dtype=object), dtype=object, copy=False)
+            data[column] = pd.Series(values, dtype=object, copy=True)
     return pd.DataFrame(data, columns=list(columns), copy=False)

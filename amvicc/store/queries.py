@@ -434,7 +434,11 @@ class Queries(Database):
         )
 
     def latest_verdict_values(
-        self, subject: VerdictSubject, subject_ids: pd.Series | Sequence[str] | None
+        self,
+        subject: VerdictSubject,
+        subject_ids: pd.Series | Sequence[str] | None,
+        *,
+        positions: bool = False,
     ) -> pd.DataFrame:
         """Each source's latest verdict on these images or responses, oldest first.
 
@@ -445,6 +449,8 @@ class Queries(Database):
         applied in pandas: on hundreds of thousands of verdicts that is about twice as fast as
         SQLite's GROUP BY, and a report reads every verdict of its models. Comments and rubric
         versions are left out; :meth:`latest_verdicts_on` reads them for the few rows shown.
+        ``positions``: add ``subject_position``, the subject's place in ``subject_ids`` (its
+        first), so that the caller can count on integers rather than hash the ids again.
         """
         import numpy as np
         import pandas as pd
@@ -475,6 +481,10 @@ class Queries(Database):
             asked = np.zeros(len(known), dtype=bool)
             asked[codes[: len(wanted)]] = True
             keep &= asked[subject_codes]
+        if positions:
+            place = np.full(len(known), -1, dtype=np.int64)
+            place[codes[: len(wanted)][::-1]] = np.arange(len(wanted))[::-1]
+            rows["subject_position"] = place[subject_codes]
         if keep.all():
             return rows
         return rows[keep].reset_index(drop=True)
