@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import TYPE_CHECKING, Literal
 
 from amvicc.store.database import Database, tuples_frame
@@ -28,6 +29,8 @@ VerdictSubject = Literal["image", "response"]
 
 # Ids per ``IN (...)`` list: under SQLite's oldest limit on bound parameters (999).
 CHUNK = 500
+# Up to this many subjects, latest_verdict_values looks them up rather than reads all verdicts.
+FEW_SUBJECTS = 4 * CHUNK
 
 # Every verdict row with what it judged (the verdict export; see verdict_history_frame).
 VERDICT_HISTORY_QUERY = """
@@ -459,12 +462,17 @@ class Queries(Database):
         if subject_ids is not None and len(subject_ids) == 0:
             return pd.DataFrame(columns=columns)
         column = "image_id" if subject == "image" else "response_id"
-        rows = self._object_frame(
-            f"SELECT {column}, source, value, verdict_id FROM verdicts "
-            f"WHERE {column} IS NOT NULL ORDER BY verdict_id",
-            [],
-            columns,
-        )
+        query = f"SELECT {column}, source, value, verdict_id FROM verdicts WHERE {column} "
+        if subject_ids is not None and len(subject_ids) <= FEW_SUBJECTS:
+            # A few subjects (a report's answers beside its images): looked up on the index
+            # rather than found by reading every verdict.
+            read: list[tuple[object, ...]] = []
+            for chunk in _chunks(list(dict.fromkeys(subject_ids))):
+                read += self._tuples(f"{query} IN ({_marks(chunk)})", chunk)
+            read.sort(key=itemgetter(3))
+            rows = tuples_frame(read, columns)
+        else:
+            rows = self._object_frame(f"{query} IS NOT NULL ORDER BY verdict_id", [], columns)
         # On integer codes: hashing the ids once is the cost; isin and drop_duplicates on the
         # strings would hash them three times.
         subjects = rows["subject_id"].to_numpy()

@@ -21,9 +21,11 @@ from amvicc.store import (
     image_judge_source,
     llm_judge_source,
     new_id,
+    queries,
     sheet_source,
     source_role,
 )
+from amvicc.store.queries import FEW_SUBJECTS
 
 JUDGE = image_judge_source("ocr", "rapidocr")
 
@@ -115,7 +117,11 @@ def test_latest_verdict_values_keep_the_newest_per_subject_and_source(store: Sto
     assert store.latest_verdict_values("image", []).empty
 
 
-def test_latest_verdict_values_agree_with_the_current_verdicts_view(store: Store) -> None:
+@pytest.mark.parametrize("few", [FEW_SUBJECTS, 0], ids=["looked-up", "read-all"])
+def test_latest_verdict_values_agree_with_the_current_verdicts_view(
+    store: Store, monkeypatch: pytest.MonkeyPatch, few: int
+) -> None:
+    monkeypatch.setattr(queries, "FEW_SUBJECTS", few)
     rng = random.Random(3)
     igm, vlm = _igm(store), _vlm(store)
     images = [_image(store, igm, i) for i in range(1, 11)]
