@@ -108,10 +108,12 @@ def _image_positions(
     samples = np.array([e.samples for e in entries], dtype=np.int64)
     starts = np.concatenate([[0], np.cumsum(kinds * samples * n)[:-1]]).astype(np.int64)
     entry = pd.Index([e.key for e in entries], dtype=object).get_indexer(
-        images["config_key"].to_numpy()
+        pd.Index(images["config_key"].to_numpy(), dtype=object)
     )
     question = pd.Index(questions["question_index"]).get_indexer(images["question_index"])
-    kind = pd.Index(list(PROMPT_KINDS), dtype=object).get_indexer(images["prompt_kind"].to_numpy())
+    kind = pd.Index(list(PROMPT_KINDS), dtype=object).get_indexer(
+        pd.Index(images["prompt_kind"].to_numpy(), dtype=object)
+    )
     sample = images["sample"].to_numpy()
     known = (entry >= 0) & (question >= 0) & (kind >= 0) & (sample >= 0)
     known[known] &= sample[known] < samples[entry[known]]
