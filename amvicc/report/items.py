@@ -146,6 +146,8 @@ class Items:
         ]
         dropped = [
             verdicts["source"].isin(drop_sources).to_numpy()
+            if drop_sources
+            else np.zeros(len(verdicts), dtype=bool)
             for verdicts in (self.image_verdicts, self.response_verdicts)
         ]
         parts: list[Items | None] = []
