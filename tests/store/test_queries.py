@@ -113,6 +113,8 @@ def test_latest_verdict_values_keep_the_newest_per_subject_and_source(store: Sto
     ]
     assert found["verdict_id"].is_monotonic_increasing
     assert found["verdict_id"].dtype == "int64"
+    placed = store.latest_verdict_values("image", pd.Series([two, one, two]), positions=True)
+    assert placed["subject_position"].tolist() == [1, 1, 1, 0]  # the first place of each id
     assert store.latest_verdict_values("response", pd.Series([one])).empty
     assert store.latest_verdict_values("image", []).empty
 
