@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+import numpy as np
 import pandas as pd
 
 from amvicc.catalogue import (
@@ -145,6 +146,8 @@ class Items:
         ]
         dropped = [
             verdicts["source"].isin(drop_sources).to_numpy()
+            if drop_sources
+            else np.zeros(len(verdicts), dtype=bool)
             for verdicts in (self.image_verdicts, self.response_verdicts)
         ]
         parts: list[Items | None] = []
@@ -297,13 +300,9 @@ def decide_items(
     # Python's lock, so a second thread overlapped nothing (1.03 s at best either way, at
     # fifty models) and, on a busy machine, its fight for the lock made the median 1.6 s.
     image_rows = store.current_image_slots(image_keys)
-    image_verdicts = store.latest_verdict_values("image", None if image_keys else [])
+    image_verdicts, positions = _image_verdicts(store, image_keys, image_rows["image_id"])
     response_rows = store.current_response_slots(entry_keys(list(entries), "vlm"), MMVP_IMAGE_KEY)
     response_verdicts = _latest_verdicts(store, "response", response_rows["response_id"])
-    image_verdicts = image_verdicts[
-        image_verdicts["subject_id"].isin(image_rows["image_id"])
-    ].reset_index(drop=True)
-    image_verdicts["role"] = roles(image_verdicts)
     chosen = with_samples(list(entries), image_rows, response_rows)
     if check_basis:
         _check_basis(options.verdicts, image_verdicts)
@@ -312,7 +311,9 @@ def decide_items(
     igm = [e for e in chosen if e.modality == "igm"]
     vlm = [e for e in chosen if e.modality == "vlm"]
     if igm:
-        frames.append(image_items(igm, questions, image_rows, image_verdicts, options.verdicts))
+        frames.append(
+            image_items(igm, questions, image_rows, image_verdicts, options.verdicts, positions)
+        )
     if vlm:
         answers = answer_keys({e.label_policy for e in vlm}, catalogue)
         frames.append(answer_items(vlm, questions, response_rows, response_verdicts, answers))
@@ -366,11 +367,32 @@ def _smoke_scope(
 # --- reading the store -----------------------------------------------------------------------
 
 
-def _latest_verdicts(store: Store, subject: VerdictSubject, subjects: pd.Series) -> pd.DataFrame:
+def _latest_verdicts(
+    store: Store, subject: VerdictSubject, subjects: pd.Series | list[str]
+) -> pd.DataFrame:
     """Each source's latest verdict on these subjects (the store's rule), with its ``role``."""
     rows = store.latest_verdict_values(subject, subjects)
     rows["role"] = roles(rows)
     return rows
+
+
+def _image_verdicts(
+    store: Store, image_keys: list[str], image_ids: pd.Series
+) -> tuple[pd.DataFrame, np.ndarray | None]:
+    """Each source's latest verdict on these images, with its ``role``, and each one's image.
+
+    The image is its place in ``image_ids`` (None when there is none). Image models without a single image still read the (empty) verdicts, typed as a read.
+    """
+    if not image_keys:
+        return _latest_verdicts(store, "image", []), None
+    if image_ids.empty:
+        verdicts = store.latest_verdict_values("image", None).iloc[:0].reset_index(drop=True)
+        verdicts["role"] = roles(verdicts)
+        return verdicts, None
+    verdicts = store.latest_verdict_values("image", image_ids, positions=True)
+    positions = verdicts.pop("subject_position").to_numpy()
+    verdicts["role"] = roles(verdicts)
+    return verdicts, positions
 
 
 def _check_basis(basis: str, image_verdicts: pd.DataFrame) -> None:

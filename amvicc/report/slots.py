@@ -45,24 +45,91 @@ def image_items(
     images: pd.DataFrame,
     verdicts: pd.DataFrame,
     basis: str,
+    positions: np.ndarray | None = None,
 ) -> pd.DataFrame:
-    """Every image slot of these image models (kind, sample, question), decided by ``basis``."""
-    slots = [
-        (e.key, e.label, kind, sample)
-        for e in entries
-        for kind in PROMPT_KINDS
-        for sample in range(e.samples)
-    ]
-    grid = pd.DataFrame(slots, columns=["entry", "label", "kind", "sample"]).merge(
-        questions, how="cross"
-    )
-    found = images.rename(
-        columns={"config_key": "entry", "prompt_kind": "kind", "image_id": "subject_id"}
-    )
-    frame = _attach(grid, found, ["entry", "question_index", "kind", "sample"])
+    """Every image slot of these image models (kind, sample, question), decided by ``basis``.
+
+    Args:
+        entries: the image models.
+        questions: :func:`questions_frame`.
+        images: the current image of each slot (:meth:`~amvicc.store.Store.current_image_slots`).
+        verdicts: each source's latest verdict on these images.
+        basis: whose verdicts decide.
+        positions: each verdict's image as its row in ``images`` (None: matched by id). The
+            votes are then counted on integers: hashing 32-character ids was the cost.
+    """
+    frame = _image_grid(entries, questions)
+    found = _image_positions(entries, questions, images)
+    have = found >= 0
+    row = np.full(len(frame), -1)  # -1 takes the last value of each column below: ""
+    row[found[have]] = np.flatnonzero(have)
+    for column, read in (("subject_id", "image_id"), ("status", "status")):
+        frame[column] = _taken([*images[read].tolist(), ""], row)
     frame["modality"] = "igm"
-    apply_image_outcomes(frame, frame["modality"] == "igm", image_values(verdicts, basis))
+    if positions is None:
+        apply_image_outcomes(frame, frame["modality"] == "igm", image_values(verdicts, basis))
+    else:
+        decided = image_values(verdicts.assign(subject_id=positions), basis)
+        decided.index = decided.index.astype(np.int64)
+        apply_image_outcomes(frame, frame["modality"] == "igm", decided, keys=row)
     return frame
+
+
+def _image_grid(entries: list[ModelEntry], questions: pd.DataFrame) -> pd.DataFrame:
+    """One row per image slot: each entry's kinds, each kind's samples, each sample's questions.
+
+    Laid out arithmetically (entry, then kind, then sample, then question), so a stored image
+    finds its row by :func:`_image_positions` without hashing any key.
+    """
+    n, kinds = len(questions), len(PROMPT_KINDS)
+    samples = np.array([e.samples for e in entries], dtype=np.int64)
+    entry = np.repeat(np.arange(len(entries)), kinds * samples * n)
+    kind = np.concatenate([np.repeat(np.arange(kinds), k * n) for k in samples])
+    sample = np.concatenate([np.tile(np.repeat(np.arange(k), n), kinds) for k in samples])
+    question = np.tile(np.arange(n), int(kinds * samples.sum()))
+    return pd.DataFrame(
+        {
+            "entry": _taken([e.key for e in entries], entry),
+            "label": _taken([e.label for e in entries], entry),
+            "kind": _taken(list(PROMPT_KINDS), kind),
+            "sample": sample.astype(np.int64),
+            "question_index": questions["question_index"].to_numpy()[question],
+            "pair": questions["pair"].to_numpy()[question],
+            "category": questions["category"].array.take(question),
+        }
+    )
+
+
+def _image_positions(
+    entries: list[ModelEntry], questions: pd.DataFrame, images: pd.DataFrame
+) -> np.ndarray:
+    """Each stored image's row in :func:`_image_grid` (-1: no slot of the report's)."""
+    n, kinds = len(questions), len(PROMPT_KINDS)
+    samples = np.array([e.samples for e in entries], dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(kinds * samples * n)[:-1]]).astype(np.int64)
+    entry = pd.Index([e.key for e in entries], dtype=object).get_indexer(
+        pd.Index(images["config_key"].to_numpy(), dtype=object)
+    )
+    question = pd.Index(questions["question_index"]).get_indexer(images["question_index"])
+    kind = pd.Index(list(PROMPT_KINDS), dtype=object).get_indexer(
+        pd.Index(images["prompt_kind"].to_numpy(), dtype=object)
+    )
+    sample = images["sample"].to_numpy()
+    known = (entry >= 0) & (question >= 0) & (kind >= 0) & (sample >= 0)
+    known[known] &= sample[known] < samples[entry[known]]
+    position = np.full(len(images), -1, dtype=np.int64)
+    e = entry[known]
+    position[known] = starts[e] + (kind[known] * samples[e] + sample[known]) * n + question[known]
+    return position
+
+
+def _taken(values: list[str], codes: np.ndarray) -> pd.Series:
+    """``values[codes]`` as a column of pandas' default string type, taken, not converted.
+
+    Only the distinct values are converted (pandas infers their type as for any list); the
+    rows are a take of them: converting a hundred thousand strings costs ten times more.
+    """
+    return pd.Series(pd.Series(values).array.take(codes))
 
 
 def _attach(grid: pd.DataFrame, found: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
@@ -90,32 +157,68 @@ def blank_cells(frame: pd.DataFrame, imported: set[str]) -> None:
     frame.loc[blank, "reason"] = "blank_in_sheet"
 
 
-def apply_image_outcomes(frame: pd.DataFrame, rows: pd.Series, decided: pd.DataFrame) -> None:
-    """Fill ``value``, ``outcome`` and ``reason`` of the image items selected by ``rows``."""
-    images = frame.loc[rows]
-    subject = images["subject_id"]
-    position = decided.index.get_indexer(pd.Index(subject))
+#: Why an image item is missing, by the code :func:`apply_image_outcomes` works out ("": not).
+_IMAGE_REASONS = ["", "not_generated", "failed", "refused", "not_rated", "unresolved"]
+
+
+def apply_image_outcomes(
+    frame: pd.DataFrame,
+    rows: pd.Series,
+    decided: pd.DataFrame,
+    keys: np.ndarray | None = None,
+) -> None:
+    """Fill ``value``, ``outcome`` and ``reason`` of the image items selected by ``rows``.
+
+    On arrays, and each string column made from its few distinct values
+    (:func:`_taken`): converting a hundred thousand strings, three times, was the cost.
+
+    Args:
+        frame: the items.
+        rows: which of them are image items.
+        decided: :func:`~amvicc.report.verdicts.image_values`.
+        keys: each selected row's image as ``decided`` indexes it (None: its ``subject_id``).
+    """
+    mask = np.asarray(rows, dtype=bool)
+    if keys is None:
+        keys = frame["subject_id"].to_numpy(dtype=object)[mask]
+    position = decided.index.get_indexer(pd.Index(keys, dtype=keys.dtype))
     found = position >= 0
-    value = pd.Series(None, index=images.index, dtype=object)
+    value = np.full(len(position), None, dtype=object)
     value[found] = decided["value"].to_numpy(dtype=object)[position[found]]
-    how = pd.Series(None, index=images.index, dtype=object)
+    how = np.full(len(position), None, dtype=object)
     how[found] = decided["how"].to_numpy(dtype=object)[position[found]]
-    status = images["status"]
     reason = np.select(
         [
-            subject == "",
-            status == "failed",
-            status == "refused",
-            how.isna(),
-            value.isna(),
+            _equals(frame, "subject_id", "", mask),
+            _equals(frame, "status", "failed", mask),
+            _equals(frame, "status", "refused", mask),
+            pd.isna(how),
+            pd.isna(value),
         ],
-        ["not_generated", "failed", "refused", "not_rated", "unresolved"],
-        "",
+        range(1, len(_IMAGE_REASONS)),
+        0,
     )
-    outcome = np.where(reason != "", "missing", value.fillna("").astype(str))
-    frame.loc[rows, "value"] = value.where(reason == "", None).astype("object")
-    frame.loc[rows, "outcome"] = outcome
-    frame.loc[rows, "reason"] = reason
+    value[reason != 0] = None
+    outcome_codes, outcomes = pd.factorize(np.where(reason != 0, "missing", value))
+    columns = {
+        "value": pd.Series(value, dtype=object),
+        "outcome": _taken(list(outcomes), outcome_codes),
+        "reason": _taken(_IMAGE_REASONS, reason),
+    }
+    for column, values in columns.items():
+        if mask.all() and column not in frame.columns:
+            frame[column] = values.set_axis(frame.index)
+        else:
+            frame.loc[mask, column] = values.to_numpy()
+
+
+def _equals(frame: pd.DataFrame, column: str, text: str, rows: np.ndarray) -> np.ndarray:
+    """Whether ``column`` is ``text`` on ``rows``, compared in the column's own type.
+
+    A column of pandas' string type compares without making a Python string per row.
+    """
+    equal: np.ndarray = (frame[column] == text).to_numpy(dtype=bool)[rows]
+    return equal
 
 
 def answer_items(

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 # SQLite's messages for a database it cannot use, and what amvicc says instead.
 _READ_ONLY = ("readonly", "read-only")
 _FULL = ("database or disk is full", "disk is full")
+# Columns :meth:`Database._object_frame` reads as int64 (ids and indices, never NULL).
+_INTEGER_COLUMNS = frozenset({"question_index", "sample", "verdict_id", "rowid"})
 _NOT_A_DATABASE = ("file is not a database", "file is encrypted", "malformed")
 
 
@@ -295,18 +297,35 @@ class Database:
         Faster than :meth:`_frame` on hundreds of thousands of rows: pandas' default string
         dtype converts every id on the way in, then again in each ``isin`` and merge.
         """
-        import pandas as pd
+        return tuples_frame(self._tuples(query, params), columns)
 
-        connection = self.connection()
-        # Plain tuples, not sqlite3.Row: a third faster to fetch and to make a frame of.
-        cursor = connection.cursor()
+    def _tuples(self, query: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        """A query's rows as plain tuples (a third faster to fetch than sqlite3.Row)."""
+        cursor = self.connection().cursor()
         cursor.row_factory = None
         try:
-            rows = cursor.execute(query, list(params)).fetchall()
+            return cursor.execute(query, list(params)).fetchall()
         except sqlite3.Error as err:
             raise _translated(err, self.db_path) from err
-        frame = pd.DataFrame(rows, columns=list(columns), dtype=object)
-        for column in ("question_index", "sample", "verdict_id"):
-            if column in frame.columns:
-                frame[column] = frame[column].astype("int64")
-        return frame
+
+
+def tuples_frame(rows: list[tuple[Any, ...]], columns: Sequence[str]) -> pd.DataFrame:
+    """Fetched rows as a DataFrame of Python objects, :data:`_INTEGER_COLUMNS` as int64.
+
+    Built a column at a time, each straight into its numpy array: faster than handing pandas
+    the rows (or numpy a table of them) and converting the integer columns afterwards.
+    """
+    from operator import itemgetter
+
+    import numpy as np
+    import pandas as pd
+
+    data = {}
+    for position, column in enumerate(columns):
+        values = map(itemgetter(position), rows)
+        if column in _INTEGER_COLUMNS:
+            data[column] = pd.Series(np.fromiter(values, np.int64, len(rows)), copy=False)
+        else:
+            array = np.fromiter(values, object, len(rows))
+            data[column] = pd.Series(array, dtype=object, copy=False)
+    return pd.DataFrame(data, columns=list(columns), copy=False)

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import TYPE_CHECKING, Literal
 
-from amvicc.store.database import Database
+from amvicc.store.database import Database, tuples_frame
 from amvicc.store.records import (
     ImageRecord,
     ResponseRecord,
@@ -28,6 +29,8 @@ VerdictSubject = Literal["image", "response"]
 
 # Ids per ``IN (...)`` list: under SQLite's oldest limit on bound parameters (999).
 CHUNK = 500
+# Up to this many subjects, latest_verdict_values looks them up rather than reads all verdicts.
+FEW_SUBJECTS = 4 * CHUNK
 
 # Every verdict row with what it judged (the verdict export; see verdict_history_frame).
 VERDICT_HISTORY_QUERY = """
@@ -389,15 +392,38 @@ class Queries(Database):
 
         Columns ``image_id``, ``config_key``, ``question_index``, ``prompt_kind``, ``sample``
         and ``status``: what a report needs to lay out its items, read without pandas' type
-        conversions so that hundreds of thousands of rows stay fast.
+        conversions so that hundreds of thousands of rows stay fast. Read one configuration
+        at a time on the slot index (no configuration key per row), and the rule of the
+        ``current_images`` view (the newest row per slot) applied on integers: that view's
+        GROUP BY over every image took longer than the read itself.
         """
-        columns = ["image_id", "config_key", "question_index", "prompt_kind", "sample", "status"]
-        return self._object_frame(
-            f"SELECT {', '.join(columns)} FROM current_images "
-            f"WHERE config_key IN ({_marks(config_keys)})",
-            config_keys,
-            columns,
+        import numpy as np
+        import pandas as pd
+
+        columns = ["rowid", "image_id", "question_index", "prompt_kind", "sample", "status"]
+        rows: list[tuple[object, ...]] = []
+        counts = []
+        for key in config_keys:
+            read = self._tuples(
+                f"SELECT {', '.join(columns)} FROM images WHERE config_key = ?", [key]
+            )
+            rows += read
+            counts.append(len(read))
+        frame = tuples_frame(rows, columns)
+        keys = np.repeat(np.arange(len(counts)), counts)
+        frame.insert(2, "config_key", np.asarray(config_keys, dtype=object)[keys])
+        slots = pd.DataFrame(
+            {
+                "key": keys,
+                "question": frame["question_index"],
+                "kind": pd.factorize(frame["prompt_kind"].to_numpy())[0],
+                "sample": frame["sample"],
+            }
         )
+        if slots.duplicated().any():
+            newest = ~slots.iloc[np.argsort(frame["rowid"].to_numpy())].duplicated(keep="last")
+            frame = frame.loc[np.sort(newest.index[newest.to_numpy()])].reset_index(drop=True)
+        return frame.drop(columns="rowid")
 
     def current_response_slots(self, config_keys: Sequence[str], image_key: str) -> pd.DataFrame:
         """The current response of each slot of these configurations about one image.
@@ -415,7 +441,11 @@ class Queries(Database):
         )
 
     def latest_verdict_values(
-        self, subject: VerdictSubject, subject_ids: pd.Series | Sequence[str] | None
+        self,
+        subject: VerdictSubject,
+        subject_ids: pd.Series | Sequence[str] | None,
+        *,
+        positions: bool = False,
     ) -> pd.DataFrame:
         """Each source's latest verdict on these images or responses, oldest first.
 
@@ -426,22 +456,50 @@ class Queries(Database):
         applied in pandas: on hundreds of thousands of verdicts that is about twice as fast as
         SQLite's GROUP BY, and a report reads every verdict of its models. Comments and rubric
         versions are left out; :meth:`latest_verdicts_on` reads them for the few rows shown.
+        ``positions``: add ``subject_position``, the subject's place in ``subject_ids`` (its
+        first), so that the caller can count on integers rather than hash the ids again.
         """
+        import numpy as np
         import pandas as pd
 
         columns = ["subject_id", "source", "value", "verdict_id"]
         if subject_ids is not None and len(subject_ids) == 0:
             return pd.DataFrame(columns=columns)
         column = "image_id" if subject == "image" else "response_id"
-        rows = self._object_frame(
-            f"SELECT {column}, source, value, verdict_id FROM verdicts "
-            f"WHERE {column} IS NOT NULL ORDER BY verdict_id",
-            [],
-            columns,
+        query = f"SELECT {column}, source, value, verdict_id FROM verdicts WHERE {column} "
+        if subject_ids is not None and len(subject_ids) <= FEW_SUBJECTS:
+            # A few subjects (a report's answers beside its images): looked up on the index
+            # rather than found by reading every verdict.
+            read: list[tuple[object, ...]] = []
+            for chunk in _chunks(list(dict.fromkeys(subject_ids))):
+                read += self._tuples(f"{query} IN ({_marks(chunk)})", chunk)
+            read.sort(key=itemgetter(3))
+            rows = tuples_frame(read, columns)
+        else:
+            rows = self._object_frame(f"{query} IS NOT NULL ORDER BY verdict_id", [], columns)
+        # On integer codes: hashing the ids once is the cost; isin and drop_duplicates on the
+        # strings would hash them three times.
+        subjects = rows["subject_id"].to_numpy()
+        wanted = np.asarray([] if subject_ids is None else subject_ids, dtype=object)
+        codes, known = pd.factorize(np.concatenate([wanted, subjects]))
+        subject_codes = codes[len(wanted) :]
+        source_codes, sources = pd.factorize(rows["source"].to_numpy())
+        keep = (
+            ~pd.Series(subject_codes * max(len(sources), 1) + source_codes)
+            .duplicated(keep="last")
+            .to_numpy()
         )
         if subject_ids is not None:
-            rows = rows[rows["subject_id"].isin(subject_ids)]
-        return rows.drop_duplicates(["subject_id", "source"], keep="last").reset_index(drop=True)
+            asked = np.zeros(len(known), dtype=bool)
+            asked[codes[: len(wanted)]] = True
+            keep &= asked[subject_codes]
+        if positions:
+            place = np.full(len(known), -1, dtype=np.int64)
+            place[codes[: len(wanted)][::-1]] = np.arange(len(wanted))[::-1]
+            rows["subject_position"] = place[subject_codes]
+        if keep.all():
+            return rows
+        return rows[keep].reset_index(drop=True)
 
     def usage_frame(self, config_keys: Sequence[str]) -> pd.DataFrame:
         """What these configurations asked for, per question: every stored attempt counts.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -282,3 +283,34 @@ def test_fleiss_from_counts_equals_statsmodels(ratings: list[list[str]]) -> None
         assert np.isnan(got)
     else:
         assert got == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("basis", ["human", "any", "judge:ocr:rapidocr"])
+def test_items_decided_on_image_positions_equal_those_matched_by_id(
+    workspace: Workspace, basis: str
+) -> None:
+    # decide_items counts votes on each verdict's place among the images it read; the same
+    # items decided by image id (with_basis' way) must come out identical, whatever the basis:
+    # superseded images, unrated and failed ones, ties, adjudications and judges included.
+    rng = np.random.default_rng(11)
+    runs = [workspace.igm("flux"), workspace.igm("sd")]
+    sources = ["human:alice", "human:bob", "adjudication:carol", "judge:ocr:rapidocr"]
+    for run in runs:
+        for index in TX:
+            for kind in ("implicit", "explicit"):
+                if rng.random() < 0.2:
+                    workspace.graded_image(run, index, kind, human("correct"))  # superseded
+                if rng.random() < 0.1:
+                    workspace.image(run, index, kind, status="failed")
+                    continue
+                image_id = workspace.image(run, index, kind)
+                votes = [
+                    (source, str(rng.choice([*VALUES, "undecided"])))
+                    for source in sources
+                    if rng.random() < 0.6
+                ]
+                workspace.rate(image_id, *votes)
+    items = collect_items(workspace.store, ReportOptions(verdicts=basis))
+    by_id = replace(items, basis="other").with_basis(basis)
+    pd.testing.assert_frame_equal(items.frame, by_id.frame)
+    assert set(items.frame["reason"]) >= {"", "failed", "not_generated", "not_rated"}

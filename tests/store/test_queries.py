@@ -21,9 +21,11 @@ from amvicc.store import (
     image_judge_source,
     llm_judge_source,
     new_id,
+    queries,
     sheet_source,
     source_role,
 )
+from amvicc.store.queries import FEW_SUBJECTS
 
 JUDGE = image_judge_source("ocr", "rapidocr")
 
@@ -111,11 +113,17 @@ def test_latest_verdict_values_keep_the_newest_per_subject_and_source(store: Sto
     ]
     assert found["verdict_id"].is_monotonic_increasing
     assert found["verdict_id"].dtype == "int64"
+    placed = store.latest_verdict_values("image", pd.Series([two, one, two]), positions=True)
+    assert placed["subject_position"].tolist() == [1, 1, 1, 0]  # the first place of each id
     assert store.latest_verdict_values("response", pd.Series([one])).empty
     assert store.latest_verdict_values("image", []).empty
 
 
-def test_latest_verdict_values_agree_with_the_current_verdicts_view(store: Store) -> None:
+@pytest.mark.parametrize("few", [FEW_SUBJECTS, 0], ids=["looked-up", "read-all"])
+def test_latest_verdict_values_agree_with_the_current_verdicts_view(
+    store: Store, monkeypatch: pytest.MonkeyPatch, few: int
+) -> None:
+    monkeypatch.setattr(queries, "FEW_SUBJECTS", few)
     rng = random.Random(3)
     igm, vlm = _igm(store), _vlm(store)
     images = [_image(store, igm, i) for i in range(1, 11)]
@@ -347,6 +355,30 @@ def test_current_slots_of_configurations(store: Store) -> None:
         "sample",
         "status",
     ]
+
+
+def test_current_image_slots_agree_with_the_current_images_view(store: Store) -> None:
+    # Slots filled again and again, interleaved across configurations and prompt kinds: the
+    # newest row of each slot wins, as in the view (read per configuration, decided in pandas).
+    rng = random.Random(5)
+    runs = [_igm(store, "sd"), _igm(store, "flux"), _igm(store, "dalle")]
+    for _ in range(200):
+        _image(
+            store, rng.choice(runs), rng.randint(1, 6), kind=rng.choice(["implicit", "explicit"])
+        )
+    keys = [runs[2].config_key, runs[0].config_key]
+    columns = ["image_id", "config_key", "question_index", "prompt_kind", "sample", "status"]
+    found = store.current_image_slots(keys)
+    assert list(found.columns) == columns
+    view = pd.read_sql_query(
+        f"SELECT {', '.join(columns)} FROM current_images WHERE config_key IN (?, ?)",
+        store.connection(),
+        params=keys,
+    )
+    assert len(found) == len(view) == 24
+    assert sorted(found.astype(object).values.tolist()) == sorted(
+        view.astype(object).values.tolist()
+    )
 
 
 def test_runs_frame_of_some_stages(store: Store) -> None:
