@@ -104,3 +104,25 @@ def test_the_resampling_matrix_is_the_main_tables() -> None:
     assert weights is not None
     assert (weights == rng.multinomial(7, np.full(7, 1 / 7), size=200)).all()
     assert Resampler(0, 3, 0.95).weights(7) is None
+
+
+def test_difference_interval_is_the_counts_interval_of_the_differences() -> None:
+    """Resampling each row once and subtracting gives the bounds of resampling each difference."""
+    resampler = Resampler(400, 11, 0.95)
+    rng = np.random.default_rng(6)
+    counts = rng.integers(0, 3, size=(7, 15))
+    first = np.array([0, 0, 1, 2, 5, 6])
+    second = np.array([1, 3, 2, 6, 4, 0])
+    bounds = resampler.difference_interval(counts, first, second, 30.0)
+    expected = resampler.counts_interval(counts[first] - counts[second], 30.0)
+    assert bounds is not None and expected is not None
+    np.testing.assert_array_equal(bounds[0], expected[0])
+    np.testing.assert_array_equal(bounds[1], expected[1])
+    weights = resampler.weights(15)
+    assert weights is not None
+    percentiles = np.percentile(
+        (weights @ (counts[first] - counts[second]).T) / 30.0, [2.5, 97.5], axis=0
+    )
+    np.testing.assert_allclose(bounds[0], percentiles[0], atol=1e-12)
+    np.testing.assert_allclose(bounds[1], percentiles[1], atol=1e-12)
+    assert Resampler(0, 11, 0.95).difference_interval(counts, first, second, 30.0) is None
