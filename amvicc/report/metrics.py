@@ -19,12 +19,14 @@ share a question, so they are resampled together), seeded.
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from amvicc.catalogue import format_index_ranges
+from amvicc.report.codes import text_column
 from amvicc.report.entries import VARIANT_CONDITION
 from amvicc.report.items import Items, category_sort_key
 from amvicc.report.options import (
@@ -32,6 +34,7 @@ from amvicc.report.options import (
     CHANCE_PAIR,
     ReportOptions,
 )
+from amvicc.report.stats import Resampler
 
 ALL = "all"
 # (item kind) -> (individual metric, pair metric)
@@ -77,21 +80,90 @@ def threshold(metric: str, options: ReportOptions) -> float:
     return options.threshold_pair if is_pair_metric(metric) else options.threshold_individual
 
 
-def _entry_columns(items: Items) -> pd.DataFrame:
-    return pd.DataFrame(
-        {
-            "entry": [e.key for e in items.entries],
-            "label": [e.label for e in items.entries],
-            "model": [e.model for e in items.entries],
-            "modality": [e.modality for e in items.entries],
-            "condition": [e.row_condition for e in items.entries],
-            "smoke": [e.smoke for e in items.entries],
-            "samples": [e.samples for e in items.entries],
-        }
-    )
-
-
 # --- the six metrics -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Units:
+    """One entry per (model, kind, category, pair), summed over samples: the bootstrap's unit.
+
+    ``group`` numbers the (model, kind, category) of each unit, its ``category`` ``all`` for
+    the copy of every unit in its model's and kind's ``all`` group (:func:`_units`); ``sums``
+    holds ``ic`` / ``it`` (correct and counted items), ``pc`` / ``pt`` (correct and counted
+    pairs, one per sample), ``im`` (missing items) and ``pm`` (pairs with a missing item).
+    """
+
+    pair: np.ndarray[Any, Any]
+    group: np.ndarray[Any, Any]
+    sums: dict[str, np.ndarray[Any, Any]]
+    group_entry: np.ndarray[Any, Any]
+    group_kind: np.ndarray[Any, Any]
+    group_category: np.ndarray[Any, Any]
+    entries: np.ndarray[Any, Any]
+    kinds: np.ndarray[Any, Any]
+    categories: np.ndarray[Any, Any]
+
+
+def _codes(column: pd.Series) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    codes, uniques = pd.factorize(column)
+    return np.asarray(codes, dtype=np.int64), np.asarray(uniques, dtype=object)
+
+
+def _units(items: Items, options: ReportOptions) -> _Units:
+    """:class:`_Units` of the items, on integer codes (no string is hashed twice)."""
+    f = items.frame
+    entry, entries = _codes(f["entry"])
+    kind, kinds = _codes(f["kind"])
+    category, categories = _codes(f["category"])
+    pair = f["pair"].to_numpy(dtype=np.int64)
+    sample = f["sample"].to_numpy(dtype=np.int64)
+    outcome = f["outcome"]
+    correct = (outcome == "correct").to_numpy(dtype=bool)
+    missing = (outcome == "missing").to_numpy(dtype=bool)
+    low = int(pair.min()) if len(pair) else 0
+    span = int(pair.max()) - low + 1 if len(pair) else 1
+    unit_key = ((entry * len(kinds) + kind) * len(categories) + category) * span + (pair - low)
+    unit_keys, unit = np.unique(unit_key, return_inverse=True)
+    samples = int(sample.max(initial=0)) + 1
+    slot_keys, slot = np.unique(unit * samples + sample, return_inverse=True)
+    slot_unit = slot_keys // samples
+    c = np.bincount(slot, weights=correct, minlength=len(slot_keys)).astype(np.int64)
+    m = np.bincount(slot, weights=missing, minlength=len(slot_keys)).astype(np.int64)
+    n = np.bincount(slot, minlength=len(slot_keys))
+    exclude = options.missing == "exclude"
+    per_slot = {
+        "ic": c,
+        "it": n - m if exclude else n,
+        "pc": ((c == n) & (n == 2)).astype(np.int64),
+        "pt": (m == 0).astype(np.int64) if exclude else np.ones(len(n), dtype=np.int64),
+        "im": m,
+        "pm": (m > 0).astype(np.int64),
+    }
+    count = len(unit_keys)
+    sums = {
+        name: np.bincount(slot_unit, weights=x, minlength=count).astype(np.int64)
+        for name, x in per_slot.items()
+    }
+    unit_group = unit_keys // span  # (entry, kind, category)
+    all_group = unit_group // len(categories)  # (entry, kind)
+    groups, group = np.unique(
+        np.concatenate([unit_group * 2, all_group * 2 + 1]), return_inverse=True
+    )
+    is_all = groups % 2 == 1
+    halves = groups // 2
+    group_category = np.where(is_all, len(categories), halves % len(categories))
+    entry_kind = np.where(is_all, halves, halves // len(categories))
+    return _Units(
+        pair=np.concatenate([unit_keys % span + low] * 2),
+        group=group,
+        sums={name: np.concatenate([x, x]) for name, x in sums.items()},
+        group_entry=entry_kind // len(kinds),
+        group_kind=entry_kind % len(kinds),
+        group_category=group_category,
+        entries=entries,
+        kinds=kinds,
+        categories=np.append(categories, ALL).astype(object),
+    )
 
 
 def pair_units(items: Items, options: ReportOptions) -> pd.DataFrame:
@@ -101,33 +173,27 @@ def pair_units(items: Items, options: ReportOptions) -> pd.DataFrame:
     and counted pairs (one pair per sample); ``im``: missing items; ``pm``: pairs (per sample)
     with a missing item.
     """
-    f = items.frame
-    slots = (
-        f.assign(
-            c=(f["outcome"] == "correct").astype("int64"),
-            m=(f["outcome"] == "missing").astype("int64"),
-        )
-        .groupby(["entry", "kind", "category", "pair", "sample"], sort=False)
-        .agg(c=("c", "sum"), m=("m", "sum"), n=("c", "size"))
+    units = _units(items, options)
+    real = units.group_category[units.group] < len(units.categories) - 1  # not the ``all`` copy
+    group = units.group[real]
+    return pd.DataFrame(
+        {
+            "entry": units.entries[units.group_entry[group]],
+            "kind": units.kinds[units.group_kind[group]],
+            "category": units.categories[units.group_category[group]],
+            "pair": units.pair[real],
+            **{name: x[real] for name, x in units.sums.items()},
+        }
     )
-    exclude = options.missing == "exclude"
-    slots["it"] = slots["n"] - slots["m"] if exclude else slots["n"]
-    slots["pc"] = ((slots["c"] == slots["n"]) & (slots["n"] == 2)).astype("int64")
-    slots["pt"] = (slots["m"] == 0).astype("int64") if exclude else 1
-    slots["pm"] = (slots["m"] > 0).astype("int64")
-    units = (
-        slots.rename(columns={"c": "ic", "m": "im"})
-        .groupby(["entry", "kind", "category", "pair"], sort=False)[
-            ["ic", "it", "pc", "pt", "im", "pm"]
-        ]
-        .sum()
-        .reset_index()
-    )
-    return units
 
 
-def metric_table(items: Items, options: ReportOptions) -> pd.DataFrame:
+def metric_table(
+    items: Items, options: ReportOptions, resampler: Resampler | None = None
+) -> pd.DataFrame:
     """Every metric of every model, per category and ``all``, tidy.
+
+    ``resampler``: the report's, whose weights the item-level sections reuse (the same
+    matrices: a new one is made from ``options`` without it).
 
     Returns:
         Columns ``entry, label, model, modality, condition, catalogue, smoke, samples,
@@ -137,34 +203,84 @@ def metric_table(items: Items, options: ReportOptions) -> pd.DataFrame:
         ``variant=<name>`` for a prompt variant's images; ``catalogue`` the items' catalogue's
         short name, :attr:`Items.catalogue_name`).
     """
-    units = pair_units(items, options)
-    both = pd.concat([units, units.assign(category=ALL)], ignore_index=True)
-    cells = both.groupby(["entry", "kind", "category"], sort=False)[
-        ["ic", "it", "pc", "pt", "im", "pm"]
-    ].sum()
-    intervals = bootstrap_intervals(both, options)
-    rows = []
-    for which, (correct, total, missing, low, high) in enumerate(
-        (("ic", "it", "im", "ind_low", "ind_high"), ("pc", "pt", "pm", "pair_low", "pair_high"))
-    ):
-        part = cells[[correct, total, missing]].set_axis(["correct", "total", "missing"], axis=1)
-        part = part.join(
-            intervals[[low, high]].set_axis(["ci_low", "ci_high"], axis=1), how="left"
-        ).reset_index()
-        part["metric"] = part["kind"].map(lambda kind, i=which: METRICS_BY_KIND[kind][i])
-        rows.append(part)
-    table = pd.concat(rows, ignore_index=True)
-    counted = table["total"].to_numpy(dtype="float64")
-    table["value"] = np.divide(
-        table["correct"].to_numpy(dtype="float64"),
-        counted,
-        out=np.full(len(table), np.nan),
-        where=counted > 0,
+    if items.frame.empty:
+        return pd.DataFrame(columns=list(METRIC_COLUMNS))
+    units = _units(items, options)
+    groups = len(units.group_entry)
+    cells = {
+        name: np.bincount(units.group, weights=x, minlength=groups).astype(np.int64)
+        for name, x in units.sums.items()
+    }
+    intervals = _intervals(units.pair, units.group, units.sums, options, resampler)
+    by_key = {e.key: e for e in items.entries}
+    entries = [by_key[str(key)] for key in units.entries]
+    kind_metrics = [METRICS_BY_KIND[str(kind)] for kind in units.kinds]
+    # Rows: every group's individual metric, then every group's pair metric.
+    group = np.tile(np.arange(groups), 2)
+    which = np.repeat([0, 1], groups)
+    entry = units.group_entry[group]
+    metric_names = np.array(METRIC_ORDER, dtype=object)
+    metric = np.array(
+        [[METRIC_ORDER.index(m[i]) for m in kind_metrics] for i in (0, 1)], dtype=np.int64
+    )[which, units.group_kind[group]]
+    category = units.group_category[group]
+    labels = np.array([e.label for e in entries], dtype=object)
+    category_key = category_sort_key(pd.Series(units.categories)).to_numpy()
+    order = np.lexsort(
+        (
+            metric,
+            category_key[category],
+            entry,
+            _ranks([label.casefold() for label in labels])[entry],
+            np.array([e.modality != "igm" for e in entries])[entry],
+        )
     )
-    table = table.merge(_entry_columns(items), on="entry", how="left")
-    table["catalogue"] = items.catalogue_name
-    table = _sorted(table)
-    return table[list(METRIC_COLUMNS)].reset_index(drop=True)
+    group, which, entry, metric, category = (
+        x[order] for x in (group, which, entry, metric, category)
+    )
+    counted = {
+        name: np.where(which == 0, cells[ind][group], cells[pair][group])
+        for name, ind, pair in (
+            ("correct", "ic", "pc"),
+            ("total", "it", "pt"),
+            ("missing", "im", "pm"),
+        )
+    }
+    total = counted["total"].astype("float64")
+    value = np.divide(
+        counted["correct"].astype("float64"),
+        total,
+        out=np.full(len(total), np.nan),
+        where=total > 0,
+    )
+    bounds = np.where(which == 0, intervals[0][:, group], intervals[1][:, group])
+    return pd.DataFrame(
+        {
+            "entry": text_column(units.entries, entry),
+            "label": text_column(labels, entry),
+            "model": text_column(np.array([e.model for e in entries], dtype=object), entry),
+            "modality": text_column(np.array([e.modality for e in entries], dtype=object), entry),
+            "condition": text_column(
+                np.array([e.row_condition for e in entries], dtype=object), entry
+            ),
+            "catalogue": text_column(
+                np.array([items.catalogue_name], dtype=object), np.zeros(len(entry), dtype=np.int64)
+            ),
+            "smoke": np.array([e.smoke for e in entries], dtype=bool)[entry],
+            "samples": np.array([e.samples for e in entries], dtype=np.int64)[entry],
+            "category": text_column(units.categories, category),
+            "metric": text_column(metric_names, metric),
+            "value": value,
+            **counted,
+            "ci_low": bounds[0],
+            "ci_high": bounds[1],
+        }
+    )
+
+
+def _ranks(texts: list[str]) -> np.ndarray[Any, Any]:
+    _, inverse = np.unique(np.array(texts, dtype=object), return_inverse=True)
+    return np.asarray(inverse)
 
 
 #: The columns of :func:`metric_table` (and of every table of numbers the CSV is made of).
@@ -216,49 +332,63 @@ def bootstrap_intervals(units: pd.DataFrame, options: ReportOptions) -> pd.DataF
     """Percentile bootstrap intervals, resampling pairs within each (model, kind, category).
 
     Each group of n pairs is resampled ``options.bootstrap`` times with multinomial weights
-    drawn from a generator seeded by ``(options.seed, n)``: the same data and seed give the
-    same interval whatever else is in the report.
+    drawn from a generator seeded by ``(options.seed, n)`` (:class:`Resampler`'s): the same
+    data and seed give the same interval whatever else is in the report.
+
+    Args:
+        units: one row per (model, kind, category, pair), as :func:`pair_units` gives.
+        options: resamples, seed and confidence.
 
     Returns:
         Index ``(entry, kind, category)``; ``ind_low, ind_high, pair_low, pair_high``.
     """
     keys = ["entry", "kind", "category"]
-    columns = ["ind_low", "ind_high", "pair_low", "pair_high"]
-    if options.bootstrap <= 0 or units.empty:
-        index = pd.MultiIndex.from_frame(units[keys].drop_duplicates())
-        return pd.DataFrame(np.nan, index=index, columns=columns)
-    ordered = units.sort_values([*keys, "pair"], kind="stable").reset_index(drop=True)
-    group = ordered.groupby(keys, sort=False).ngroup()
-    size = group.map(group.value_counts())
+    group, firsts = pd.MultiIndex.from_frame(units[keys]).factorize()
+    sums = {name: units[name].to_numpy(dtype=np.int64) for name in ("ic", "it", "pc", "pt")}
+    ind, pair = _intervals(units["pair"].to_numpy(), np.asarray(group), sums, options)
+    return pd.DataFrame(
+        {"ind_low": ind[0], "ind_high": ind[1], "pair_low": pair[0], "pair_high": pair[1]},
+        index=firsts,
+    )
+
+
+def _intervals(
+    pair: np.ndarray[Any, Any],
+    group: np.ndarray[Any, Any],
+    sums: dict[str, np.ndarray[Any, Any]],
+    options: ReportOptions,
+    resampler: Resampler | None = None,
+) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    """:func:`bootstrap_intervals` on arrays: ``(low, high)`` × groups, individual and pair.
+
+    The groups of one size are resampled together, each group's pairs in order.
+    """
+    groups = int(group.max()) + 1 if len(group) else 0
+    out = (np.full((2, groups), np.nan), np.full((2, groups), np.nan))
+    if resampler is None:
+        resampler = Resampler(options.bootstrap, options.seed, options.confidence)
+    if options.bootstrap <= 0 or not groups:
+        return out
+    ordered = np.lexsort((pair, group))
+    sizes = np.bincount(group, minlength=groups)
     tail = (1.0 - options.confidence) / 2 * 100
-    parts = []
-    for n, block in ordered.groupby(size, sort=True):
-        block_groups = group[block.index]
-        count = block_groups.nunique()
-        rng = np.random.default_rng([options.seed, int(n)])
-        weights = rng.multinomial(int(n), np.full(int(n), 1.0 / int(n)), size=options.bootstrap)
-        weights = weights.astype("float64")
-        bounds = []
-        for correct, total in (("ic", "it"), ("pc", "pt")):
-            num = weights @ block[correct].to_numpy("float64").reshape(count, int(n)).T
-            den = weights @ block[total].to_numpy("float64").reshape(count, int(n)).T
+    for n in np.unique(sizes[sizes > 0]).tolist():
+        chosen = np.flatnonzero(sizes == n)
+        rows = ordered[np.isin(group[ordered], chosen)]
+        weights = resampler.weights(n)
+        assert weights is not None
+        for which, (correct, total) in enumerate((("ic", "it"), ("pc", "pt"))):
+            num = weights @ sums[correct][rows].astype("float64").reshape(len(chosen), n).T
+            den = weights @ sums[total][rows].astype("float64").reshape(len(chosen), n).T
             ratio = np.divide(num, den, out=np.full_like(num, np.nan), where=den > 0)
             if np.isnan(ratio).any():  # a resample with nothing counted (exclude policy)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN groups stay NaN
-                    bounds.append(np.nanpercentile(ratio, [tail, 100 - tail], axis=0))
+                    bounds = np.nanpercentile(ratio, [tail, 100 - tail], axis=0)
             else:
-                bounds.append(np.percentile(ratio, [tail, 100 - tail], axis=0))
-        firsts = block.drop_duplicates(keys)[keys]
-        parts.append(
-            firsts.assign(
-                ind_low=bounds[0][0],
-                ind_high=bounds[0][1],
-                pair_low=bounds[1][0],
-                pair_high=bounds[1][1],
-            )
-        )
-    return pd.concat(parts).set_index(keys)[columns]
+                bounds = np.percentile(ratio, [tail, 100 - tail], axis=0)
+            out[which][:, chosen] = bounds
+    return out
 
 
 # --- failure modes ---------------------------------------------------------------------------
