@@ -18,8 +18,6 @@ share a question, so they are resampled together), seeded.
 
 from __future__ import annotations
 
-import warnings
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -35,8 +33,8 @@ from amvicc.report.options import (
     ReportOptions,
 )
 from amvicc.report.stats import Resampler
+from amvicc.report.units import ALL, item_units, resampled_intervals
 
-ALL = "all"
 # (item kind) -> (individual metric, pair metric)
 METRICS_BY_KIND: dict[str, tuple[str, str]] = {
     "implicit": ("individual_implicit", "pair_implicit"),
@@ -83,110 +81,6 @@ def threshold(metric: str, options: ReportOptions) -> float:
 # --- the six metrics -------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Units:
-    """One entry per (model, kind, category, pair), summed over samples: the bootstrap's unit.
-
-    ``group`` numbers the (model, kind, category) of each unit, its ``category`` ``all`` for
-    the copy of every unit in its model's and kind's ``all`` group (:func:`_units`); ``sums``
-    holds ``ic`` / ``it`` (correct and counted items), ``pc`` / ``pt`` (correct and counted
-    pairs, one per sample), ``im`` (missing items) and ``pm`` (pairs with a missing item).
-    """
-
-    pair: np.ndarray[Any, Any]
-    group: np.ndarray[Any, Any]
-    sums: dict[str, np.ndarray[Any, Any]]
-    group_entry: np.ndarray[Any, Any]
-    group_kind: np.ndarray[Any, Any]
-    group_category: np.ndarray[Any, Any]
-    entries: np.ndarray[Any, Any]
-    kinds: np.ndarray[Any, Any]
-    categories: np.ndarray[Any, Any]
-
-
-def _codes(column: pd.Series) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
-    codes, uniques = pd.factorize(column)
-    return np.asarray(codes, dtype=np.int64), np.asarray(uniques, dtype=object)
-
-
-def _units(items: Items, options: ReportOptions) -> _Units:
-    """:class:`_Units` of the items, on integer codes (no string is hashed twice)."""
-    f = items.frame
-    entry, entries = _codes(f["entry"])
-    kind, kinds = _codes(f["kind"])
-    category, categories = _codes(f["category"])
-    pair = f["pair"].to_numpy(dtype=np.int64)
-    sample = f["sample"].to_numpy(dtype=np.int64)
-    outcome = f["outcome"]
-    correct = (outcome == "correct").to_numpy(dtype=bool)
-    missing = (outcome == "missing").to_numpy(dtype=bool)
-    low = int(pair.min()) if len(pair) else 0
-    span = int(pair.max()) - low + 1 if len(pair) else 1
-    unit_key = ((entry * len(kinds) + kind) * len(categories) + category) * span + (pair - low)
-    unit_keys, unit = np.unique(unit_key, return_inverse=True)
-    samples = int(sample.max(initial=0)) + 1
-    slot_keys, slot = np.unique(unit * samples + sample, return_inverse=True)
-    slot_unit = slot_keys // samples
-    c = np.bincount(slot, weights=correct, minlength=len(slot_keys)).astype(np.int64)
-    m = np.bincount(slot, weights=missing, minlength=len(slot_keys)).astype(np.int64)
-    n = np.bincount(slot, minlength=len(slot_keys))
-    exclude = options.missing == "exclude"
-    per_slot = {
-        "ic": c,
-        "it": n - m if exclude else n,
-        "pc": ((c == n) & (n == 2)).astype(np.int64),
-        "pt": (m == 0).astype(np.int64) if exclude else np.ones(len(n), dtype=np.int64),
-        "im": m,
-        "pm": (m > 0).astype(np.int64),
-    }
-    count = len(unit_keys)
-    sums = {
-        name: np.bincount(slot_unit, weights=x, minlength=count).astype(np.int64)
-        for name, x in per_slot.items()
-    }
-    unit_group = unit_keys // span  # (entry, kind, category)
-    all_group = unit_group // len(categories)  # (entry, kind)
-    groups, group = np.unique(
-        np.concatenate([unit_group * 2, all_group * 2 + 1]), return_inverse=True
-    )
-    is_all = groups % 2 == 1
-    halves = groups // 2
-    group_category = np.where(is_all, len(categories), halves % len(categories))
-    entry_kind = np.where(is_all, halves, halves // len(categories))
-    return _Units(
-        pair=np.concatenate([unit_keys % span + low] * 2),
-        group=group,
-        sums={name: np.concatenate([x, x]) for name, x in sums.items()},
-        group_entry=entry_kind // len(kinds),
-        group_kind=entry_kind % len(kinds),
-        group_category=group_category,
-        entries=entries,
-        kinds=kinds,
-        categories=np.append(categories, ALL).astype(object),
-    )
-
-
-def pair_units(items: Items, options: ReportOptions) -> pd.DataFrame:
-    """One row per (model, kind, category, pair), summed over samples: the bootstrap's unit.
-
-    Columns ``ic`` / ``it``: correct items and counted items; ``pc`` / ``pt``: correct pairs
-    and counted pairs (one pair per sample); ``im``: missing items; ``pm``: pairs (per sample)
-    with a missing item.
-    """
-    units = _units(items, options)
-    real = units.group_category[units.group] < len(units.categories) - 1  # not the ``all`` copy
-    group = units.group[real]
-    return pd.DataFrame(
-        {
-            "entry": units.entries[units.group_entry[group]],
-            "kind": units.kinds[units.group_kind[group]],
-            "category": units.categories[units.group_category[group]],
-            "pair": units.pair[real],
-            **{name: x[real] for name, x in units.sums.items()},
-        }
-    )
-
-
 def metric_table(
     items: Items, options: ReportOptions, resampler: Resampler | None = None
 ) -> pd.DataFrame:
@@ -205,13 +99,13 @@ def metric_table(
     """
     if items.frame.empty:
         return pd.DataFrame(columns=list(METRIC_COLUMNS))
-    units = _units(items, options)
+    units = item_units(items, options)
     groups = len(units.group_entry)
     cells = {
         name: np.bincount(units.group, weights=x, minlength=groups).astype(np.int64)
         for name, x in units.sums.items()
     }
-    intervals = _intervals(units.pair, units.group, units.sums, options, resampler)
+    intervals = resampled_intervals(units.pair, units.group, units.sums, options, resampler)
     by_key = {e.key: e for e in items.entries}
     entries = [by_key[str(key)] for key in units.entries]
     kind_metrics = [METRICS_BY_KIND[str(kind)] for kind in units.kinds]
@@ -326,69 +220,6 @@ def _sorted(table: pd.DataFrame) -> pd.DataFrame:
         _metric=table["metric"].map(METRIC_ORDER.index),
         _entry=table["entry"].map(order),
     ).sort_values(["_modality", "_label", "_entry", "_category", "_metric"])[table.columns]
-
-
-def bootstrap_intervals(units: pd.DataFrame, options: ReportOptions) -> pd.DataFrame:
-    """Percentile bootstrap intervals, resampling pairs within each (model, kind, category).
-
-    Each group of n pairs is resampled ``options.bootstrap`` times with multinomial weights
-    drawn from a generator seeded by ``(options.seed, n)`` (:class:`Resampler`'s): the same
-    data and seed give the same interval whatever else is in the report.
-
-    Args:
-        units: one row per (model, kind, category, pair), as :func:`pair_units` gives.
-        options: resamples, seed and confidence.
-
-    Returns:
-        Index ``(entry, kind, category)``; ``ind_low, ind_high, pair_low, pair_high``.
-    """
-    keys = ["entry", "kind", "category"]
-    group, firsts = pd.MultiIndex.from_frame(units[keys]).factorize()
-    sums = {name: units[name].to_numpy(dtype=np.int64) for name in ("ic", "it", "pc", "pt")}
-    ind, pair = _intervals(units["pair"].to_numpy(), np.asarray(group), sums, options)
-    return pd.DataFrame(
-        {"ind_low": ind[0], "ind_high": ind[1], "pair_low": pair[0], "pair_high": pair[1]},
-        index=firsts,
-    )
-
-
-def _intervals(
-    pair: np.ndarray[Any, Any],
-    group: np.ndarray[Any, Any],
-    sums: dict[str, np.ndarray[Any, Any]],
-    options: ReportOptions,
-    resampler: Resampler | None = None,
-) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
-    """:func:`bootstrap_intervals` on arrays: ``(low, high)`` × groups, individual and pair.
-
-    The groups of one size are resampled together, each group's pairs in order.
-    """
-    groups = int(group.max()) + 1 if len(group) else 0
-    out = (np.full((2, groups), np.nan), np.full((2, groups), np.nan))
-    if resampler is None:
-        resampler = Resampler(options.bootstrap, options.seed, options.confidence)
-    if options.bootstrap <= 0 or not groups:
-        return out
-    ordered = np.lexsort((pair, group))
-    sizes = np.bincount(group, minlength=groups)
-    tail = (1.0 - options.confidence) / 2 * 100
-    for n in np.unique(sizes[sizes > 0]).tolist():
-        chosen = np.flatnonzero(sizes == n)
-        rows = ordered[np.isin(group[ordered], chosen)]
-        weights = resampler.weights(n)
-        assert weights is not None
-        for which, (correct, total) in enumerate((("ic", "it"), ("pc", "pt"))):
-            num = weights @ sums[correct][rows].astype("float64").reshape(len(chosen), n).T
-            den = weights @ sums[total][rows].astype("float64").reshape(len(chosen), n).T
-            ratio = np.divide(num, den, out=np.full_like(num, np.nan), where=den > 0)
-            if np.isnan(ratio).any():  # a resample with nothing counted (exclude policy)
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN groups stay NaN
-                    bounds = np.nanpercentile(ratio, [tail, 100 - tail], axis=0)
-            else:
-                bounds = np.percentile(ratio, [tail, 100 - tail], axis=0)
-            out[which][:, chosen] = bounds
-    return out
 
 
 # --- failure modes ---------------------------------------------------------------------------
