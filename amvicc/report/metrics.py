@@ -33,7 +33,7 @@ from amvicc.report.options import (
     ReportOptions,
 )
 from amvicc.report.stats import Resampler
-from amvicc.report.units import ALL, item_units, resampled_intervals
+from amvicc.report.units import ALL, codes, combined, item_units, resampled_intervals, split
 
 # (item kind) -> (individual metric, pair metric)
 METRICS_BY_KIND: dict[str, tuple[str, str]] = {
@@ -328,32 +328,65 @@ def samples_table(items: Items, metrics: pd.DataFrame, options: ReportOptions) -
         "pass_correct",
         "pass_total",
     ]
-    f = items.frame[items.frame["entry"].isin(many)]
-    if f.empty:
+    f = items.frame
+    entry, entries = codes(f["entry"])
+    chosen = np.flatnonzero(np.isin(entries, list(many)))
+    keep = np.isin(entry, chosen)
+    if not keep.any():
         return pd.DataFrame(columns=columns)
-    per_item = (
-        f.assign(c=f["outcome"] == "correct", u=f["outcome"] != "missing")
-        .groupby(["entry", "kind", "category", "pair", "question_index"], sort=False)
-        .agg(passed=("c", "any"), usable=("u", "any"))
-        .reset_index()
+    kind, kinds = codes(f["kind"])
+    category, categories = codes(f["category"])
+    pair = f["pair"].to_numpy(dtype=np.int64)
+    question = f["question_index"].to_numpy(dtype=np.int64)
+    outcome = f["outcome"]
+    # Per item (its samples together), then per pair (its items together).
+    key, radices = combined(
+        entry[keep],
+        kind[keep],
+        category[keep],
+        pair[keep] - pair.min(),
+        question[keep] - question.min(),
     )
-    exclude = options.missing == "exclude"
-    per_item["counted"] = per_item["usable"] | per_item["passed"] if exclude else True
-    per_pair = per_item.groupby(["entry", "kind", "category", "pair"], sort=False).agg(
-        passed=("passed", "all"), counted=("counted", "all")
-    )
-    per_pair = per_pair.reset_index()
-    rows = []
-    for which, frame in enumerate((per_item, per_pair)):
-        counted = frame[frame["counted"]]
-        both = pd.concat([counted, counted.assign(category=ALL)])
-        agg = both.groupby(["entry", "kind", "category"], sort=False).agg(
-            pass_correct=("passed", "sum"), pass_total=("passed", "size")
+    item_keys, item = np.unique(key, return_inverse=True)
+    passed = np.bincount(item, weights=(outcome == "correct").to_numpy(dtype=bool)[keep]) > 0
+    usable = np.bincount(item, weights=(outcome != "missing").to_numpy(dtype=bool)[keep]) > 0
+    counted = usable | passed if options.missing == "exclude" else np.ones(len(passed), bool)
+    pair_keys, in_pair = np.unique(item_keys // radices[-1], return_inverse=True)
+    items_per_pair = np.bincount(in_pair)
+    pair_passed = np.bincount(in_pair, weights=passed) == items_per_pair
+    pair_counted = np.bincount(in_pair, weights=counted) == items_per_pair
+    groups = [len(entries), len(kinds), len(categories) + 1]
+    parts = []
+    for which, (keys, ok, right) in enumerate(
+        (
+            (item_keys // (radices[-1] * radices[-2]), counted, passed),
+            (pair_keys // radices[-2], pair_counted, pair_passed),
         )
-        agg = agg.reset_index()
-        agg["metric"] = agg["kind"].map(lambda kind, i=which: METRICS_BY_KIND[kind][i])
-        rows.append(agg)
-    table = pd.concat(rows, ignore_index=True)
+    ):
+        e, k, c = split(keys[ok], radices[:3])
+        group, _ = combined(
+            np.concatenate([e, e]),
+            np.concatenate([k, k]),
+            np.concatenate([c, np.full(len(c), len(categories))]),
+            radices=groups,
+        )
+        totals = np.bincount(group, minlength=int(np.prod(groups)))
+        hits = np.bincount(group, weights=np.concatenate([right[ok]] * 2), minlength=len(totals))
+        present = np.flatnonzero(totals)
+        e, k, c = split(present, groups)
+        parts.append(
+            pd.DataFrame(
+                {
+                    "entry": text_column(entries, e),
+                    "kind": text_column(kinds, k),
+                    "category": text_column(np.append(categories, ALL), c),
+                    "pass_correct": hits[present].astype(np.int64),
+                    "pass_total": totals[present].astype(np.int64),
+                    "metric": [METRICS_BY_KIND[str(kinds[x])][which] for x in k],
+                }
+            )
+        )
+    table = pd.concat(parts, ignore_index=True)
     table["pass_at_k"] = table["pass_correct"] / table["pass_total"]
     table = table.merge(
         metrics[["entry", "category", "metric", "value", "label", "modality", "smoke", "samples"]],

@@ -90,9 +90,15 @@ def codes(column: pd.Series) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]
     return np.asarray(found, dtype=np.int64), np.asarray(uniques, dtype=object)
 
 
-def combined(*columns: np.ndarray[Any, Any]) -> tuple[np.ndarray[Any, Any], list[int]]:
-    """One integer key per row of several non-negative integer columns, and their radices."""
-    radices = [int(c.max(initial=0)) + 1 for c in columns]
+def combined(
+    *columns: np.ndarray[Any, Any], radices: list[int] | None = None
+) -> tuple[np.ndarray[Any, Any], list[int]]:
+    """One integer key per row of several non-negative integer columns, and their radices.
+
+    The radices are each column's largest value plus one unless given.
+    """
+    if radices is None:
+        radices = [int(c.max(initial=0)) + 1 for c in columns]
     key = np.zeros(len(columns[0]), dtype=np.int64)
     for column, radix in zip(columns, radices, strict=True):
         key = key * radix + column
