@@ -8,6 +8,7 @@ differences as a models × models matrix: numbers up to ten models, colours beyo
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
@@ -30,27 +31,62 @@ def _compute(part: Part) -> pd.DataFrame | None:
     return model_comparisons(part.outcomes, part.resampler)
 
 
+def _memo(format_value: Callable[[Any], str]) -> Callable[[Any], str]:
+    """``format_value`` remembering its texts: a matrix repeats a few hundred values.
+
+    Zero is never remembered: ``-0.0`` equals ``0.0`` as a key but is written ``-0.000``.
+    """
+    texts: dict[float, str] = {}
+
+    def cached(value: Any) -> str:
+        if value is None or value == 0:
+            return format_value(value)
+        text = texts.get(value)
+        if text is None:
+            text = texts[value] = format_value(value)
+        return text
+
+    return cached
+
+
 def _cells(rows: pd.DataFrame) -> dict[tuple[str, str], dict[str, Any]]:
     """Both directions of each comparison: row − column and its mirror."""
+    show_signed, show_number, show_p, colour = (
+        _memo(signed),
+        _memo(number),
+        _memo(p_value),
+        _memo(diverging),
+    )
+    columns = {
+        name: [None if v != v else v for v in rows[name].to_numpy(dtype="float64").tolist()]
+        for name in ("difference", "ci_low", "ci_high", "p_value")
+    }
     cells: dict[tuple[str, str], dict[str, Any]] = {}
-    for row in records(rows):
-        for first, second, sign in (
-            (row["model"], row["versus"], 1),
-            (row["versus"], row["model"], -1),
-        ):
-            low, high = row["ci_low"], row["ci_high"]
+    for model, versus, difference, ci_low, ci_high, p, units, missing in zip(
+        rows["model"].tolist(),
+        rows["versus"].tolist(),
+        columns["difference"],
+        columns["ci_low"],
+        columns["ci_high"],
+        columns["p_value"],
+        rows["units"].tolist(),
+        rows["missing"].tolist(),
+        strict=True,
+    ):
+        significant = p is not None and p < 0.05
+        tail = f" · McNemar p {show_p(p)} · {units} compared, {missing} with a missing item"
+        for first, second, sign in ((model, versus, 1), (versus, model, -1)):
+            low, high = ci_low, ci_high
             if sign < 0 and low is not None and high is not None:
                 low, high = -high, -low
-            difference = row["difference"]
-            significant = row["p_value"] is not None and row["p_value"] < 0.05
             shown = None if difference is None else sign * difference
+            text = show_signed(shown)
             cells[(first, second)] = {
                 "difference": shown,
-                "text": signed(shown) + ("*" if significant else ""),
-                "colour": diverging(shown),
-                "title": f"{first} − {second}: {signed(shown)} [{number(low)}, {number(high)}]"
-                f" · McNemar p {p_value(row['p_value'])} · {row['units']} compared, "
-                f"{row['missing']} with a missing item",
+                "text": text + ("*" if significant else ""),
+                "colour": colour(shown),
+                "title": f"{first} − {second}: {text} [{show_number(low)}, {show_number(high)}]"
+                + tail,
                 "significant": significant,
             }
     return cells
