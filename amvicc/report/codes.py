@@ -19,10 +19,10 @@ def text_column(texts: np.ndarray[Any, Any], codes: np.ndarray[Any, Any]) -> Any
     dtype = pd.StringDtype(na_value=np.nan)
     if dtype.storage != "pyarrow":  # pragma: no cover - pandas without pyarrow
         return pd.array(np.asarray(texts, dtype=object)[codes], dtype=dtype)
-    import pyarrow as pa
+    import pyarrow as pa  # type: ignore[import-untyped]
 
     values = pa.array([str(t) for t in texts], type=pa.large_string())
-    return pd.arrays.ArrowStringArray(values.take(pa.array(codes)), dtype=dtype)
+    return pd.array(values.take(pa.array(codes)), dtype=dtype)
 
 
 def ranks(texts: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:

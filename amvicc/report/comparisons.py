@@ -201,10 +201,10 @@ def _run(
     metric_names = np.unique(np.concatenate(metrics))
     metric = np.concatenate([np.searchsorted(metric_names, m) for m in metrics])
     label_rank = ranks(labels)
-    category = np.array(categories, dtype=object)
+    names = np.array(categories, dtype=object)
     order = np.lexsort(
         (
-            category_sort_key(pd.Series(category)).to_numpy()[block],
+            category_sort_key(pd.Series(names)).to_numpy()[block],
             label_rank[second][job],
             label_rank[first][job],
             metric,
@@ -216,7 +216,7 @@ def _run(
         "versus": text_column(labels, second[job]),
         "modality": text_column(columns["modality"].to_numpy(dtype=object), first[job]),
         "smoke": (smoke[first] | smoke[second])[job],
-        "category": text_column(category, block),
+        "category": text_column(names, block),
         "metric": text_column(metric_names, metric),
         "condition": text_column(np.array([j[3] for j in jobs], dtype=object), job),
     }

@@ -190,17 +190,18 @@ def _bootstrap(
     if weights is None:
         nan = np.full(size, np.nan)
         return {f"{name}_{end}": nan for name in names for end in ("low", "high")}
-    a, vp, ip = (weights @ x.T for x in cells[:3])  # resamples × combinations
+    # combinations × resamples: each row is one combination's resamples, as intervals read them
+    a, vp, ip = (x @ weights.T for x in cells[:3])
     common = cells[3]
     if common.size and (common == common.flat[0]).all():  # every pair counts for every one
         n = np.full(a.shape, float(common.flat[0]) * common.shape[1])
     else:
-        n = weights @ common.T
+        n = common @ weights.T
     b, c = vp - a, ip - a
     statistics = kappa_phi(a, b, c, n - a - b - c)
     out = {}
     for name, values in zip(names, statistics, strict=True):
-        low, high = resampler.interval(values)
+        low, high = resampler.interval_rows(values)
         out[f"{name}_low"], out[f"{name}_high"] = low, high
     return out
 

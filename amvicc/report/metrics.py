@@ -33,7 +33,8 @@ from amvicc.report.options import (
     ReportOptions,
 )
 from amvicc.report.stats import Resampler
-from amvicc.report.units import ALL, codes, combined, item_units, resampled_intervals, split
+from amvicc.report.units import ALL as ALL  # the name every section imports from here
+from amvicc.report.units import codes, combined, item_units, resampled_intervals, split
 
 # (item kind) -> (individual metric, pair metric)
 METRICS_BY_KIND: dict[str, tuple[str, str]] = {

@@ -206,11 +206,35 @@ def kappa_phi(
     """Percent agreement, Cohen's κ and φ of 2×2 tables given by their four cells.
 
     ``both``: both say pass; ``first_only`` / ``second_only``: one says pass; ``neither``.
-    Any shape (the bootstrap passes resamples × tables). κ is
+    Any shape (the bootstrap passes combinations × resamples). κ is
     :func:`amvicc.agreement.cohen_kappa_from_table`'s formula, written for arrays; NaN where
     undefined (no items, or every item in one cell row or column).
+
+    Large arrays are computed a block of rows at a time: the formula's twenty temporaries
+    then stay in the processor's cache (twice as fast on a bootstrap's arrays); each element
+    is computed by the same operations either way.
     """
-    a, b, c, d = (np.asarray(x, dtype="float64") for x in (both, first_only, second_only, neither))
+    cells = np.broadcast_arrays(
+        *(np.asarray(x, dtype="float64") for x in (both, first_only, second_only, neither))
+    )
+    shape = cells[0].shape
+    if len(shape) < 2 or cells[0].size <= _BLOCK:
+        return _kappa_phi(*cells)
+    agreement, kappa, phi = (np.empty(shape) for _ in range(3))
+    step = max(1, _BLOCK // int(np.prod(shape[1:])))
+    for start in range(0, shape[0], step):
+        block = slice(start, start + step)
+        agreement[block], kappa[block], phi[block] = _kappa_phi(*(x[block] for x in cells))
+    return agreement, kappa, phi
+
+
+# Elements per block of kappa_phi: 64 KiB per temporary.
+_BLOCK = 8192
+
+
+def _kappa_phi(
+    a: FloatArray, b: FloatArray, c: FloatArray, d: FloatArray
+) -> tuple[FloatArray, FloatArray, FloatArray]:
     n = a + b + c + d
     agreement = ratio(a + d, n)
     expected = ratio((a + b) * (a + c) + (c + d) * (b + d), n * n)
