@@ -8,11 +8,11 @@ differences as a models × models matrix: numbers up to ten models, colours beyo
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
 
+from amvicc.report.codes import remembered
 from amvicc.report.comparisons import comparison_rows, model_comparisons
 from amvicc.report.metrics import ALL, METRIC_ORDER, SHORT_NAMES
 from amvicc.report.section import Page, Part, Section
@@ -31,31 +31,13 @@ def _compute(part: Part) -> pd.DataFrame | None:
     return model_comparisons(part.outcomes, part.resampler)
 
 
-def _memo(format_value: Callable[[Any], str]) -> Callable[[Any], str]:
-    """``format_value`` remembering its texts: a matrix repeats a few hundred values.
-
-    Zero is never remembered: ``-0.0`` equals ``0.0`` as a key but is written ``-0.000``.
-    """
-    texts: dict[float, str] = {}
-
-    def cached(value: Any) -> str:
-        if value is None or value == 0:
-            return format_value(value)
-        text = texts.get(value)
-        if text is None:
-            text = texts[value] = format_value(value)
-        return text
-
-    return cached
-
-
 def _cells(rows: pd.DataFrame) -> dict[tuple[str, str], dict[str, Any]]:
     """Both directions of each comparison: row − column and its mirror."""
     show_signed, show_number, show_p, colour = (
-        _memo(signed),
-        _memo(number),
-        _memo(p_value),
-        _memo(diverging),
+        remembered(signed),
+        remembered(number),
+        remembered(p_value),
+        remembered(diverging),
     )
     columns = {
         name: [None if v != v else v for v in rows[name].to_numpy(dtype="float64").tolist()]
