@@ -34,7 +34,7 @@ from amvicc.report.options import (
 )
 from amvicc.report.stats import Resampler
 from amvicc.report.units import ALL as ALL  # the name every section imports from here
-from amvicc.report.units import codes, combined, item_units, resampled_intervals, split
+from amvicc.report.units import combined, item_units, key_codes, resampled_intervals, split
 
 # (item kind) -> (individual metric, pair metric)
 METRICS_BY_KIND: dict[str, tuple[str, str]] = {
@@ -330,13 +330,14 @@ def samples_table(items: Items, metrics: pd.DataFrame, options: ReportOptions) -
         "pass_total",
     ]
     f = items.frame
-    entry, entries = codes(f["entry"])
+    keys_of = key_codes(f)
+    entry, entries = keys_of.entry, keys_of.entries
     chosen = np.flatnonzero(np.isin(entries, list(many)))
     keep = np.isin(entry, chosen)
     if not keep.any():
         return pd.DataFrame(columns=columns)
-    kind, kinds = codes(f["kind"])
-    category, categories = codes(f["category"])
+    kind, kinds = keys_of.kind, keys_of.kinds
+    category, categories = keys_of.category, keys_of.categories
     pair = f["pair"].to_numpy(dtype=np.int64)
     question = f["question_index"].to_numpy(dtype=np.int64)
     outcome = f["outcome"]

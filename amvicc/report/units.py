@@ -11,8 +11,10 @@ pair share a question, so they are resampled together), seeded.
 from __future__ import annotations
 
 import warnings
+import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -90,6 +92,54 @@ def codes(column: pd.Series) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]
     return np.asarray(found, dtype=np.int64), np.asarray(uniques, dtype=object)
 
 
+@dataclass(frozen=True)
+class KeyCodes:
+    """An items frame's ``entry``, ``kind`` and ``category`` as codes and distinct values."""
+
+    entry: np.ndarray[Any, Any]
+    entries: np.ndarray[Any, Any]
+    kind: np.ndarray[Any, Any]
+    kinds: np.ndarray[Any, Any]
+    category: np.ndarray[Any, Any]
+    categories: np.ndarray[Any, Any]
+
+
+# Per items frame (by identity, while it lives): what several sections derive from it.
+_DERIVED: dict[int, tuple[weakref.ref[pd.DataFrame], dict[str, Any]]] = {}
+T = TypeVar("T")
+
+
+def _derived(frame: pd.DataFrame, name: str, make: Callable[[], T]) -> T:
+    """``make()``, made once per frame: a report's sections read the same items frame.
+
+    Hashing its long keys (configuration keys) is most of the cost of the accuracies, the
+    samples and the per-sample tables; each derives its numbers from the same codes. The
+    frames are never changed once made (the sections take copies), so a frame's codes stay
+    true while it lives, and go with it.
+    """
+    key = id(frame)
+    held = _DERIVED.get(key)
+    if held is None or held[0]() is not frame:
+        held = (weakref.ref(frame, lambda _: _DERIVED.pop(key, None)), {})
+        _DERIVED[key] = held
+    if name not in held[1]:
+        held[1][name] = make()
+    value: T = held[1][name]
+    return value
+
+
+def key_codes(frame: pd.DataFrame) -> KeyCodes:
+    """The frame's key columns as codes (factorized once per frame)."""
+
+    def make() -> KeyCodes:
+        entry, entries = codes(frame["entry"])
+        kind, kinds = codes(frame["kind"])
+        category, categories = codes(frame["category"])
+        return KeyCodes(entry, entries, kind, kinds, category, categories)
+
+    return _derived(frame, "keys", make)
+
+
 def combined(
     *columns: np.ndarray[Any, Any], radices: list[int] | None = None
 ) -> tuple[np.ndarray[Any, Any], list[int]]:
@@ -115,11 +165,14 @@ def split(key: np.ndarray[Any, Any], radices: list[int]) -> list[np.ndarray[Any,
 
 
 def item_slots(items: Items) -> Slots:
-    """:class:`Slots` of the items frame (each string column factorized once)."""
-    f = items.frame
-    entry, entries = codes(f["entry"])
-    kind, kinds = codes(f["kind"])
-    category, categories = codes(f["category"])
+    """:class:`Slots` of the items frame (made once per frame)."""
+    return _derived(items.frame, "slots", lambda: _slots(items.frame))
+
+
+def _slots(f: pd.DataFrame) -> Slots:
+    keys_of = key_codes(f)
+    entry, kind, category = keys_of.entry, keys_of.kind, keys_of.category
+    entries, kinds, categories = keys_of.entries, keys_of.kinds, keys_of.categories
     pair = f["pair"].to_numpy(dtype=np.int64)
     low = int(pair.min(initial=0))
     outcome = f["outcome"]
