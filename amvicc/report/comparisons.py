@@ -308,31 +308,31 @@ def pair_gains(outcomes: Outcomes) -> pd.DataFrame:
     columns = outcomes.columns
     correct = outcomes.pair_correct()
     counted = outcomes.pair_counted()
-    parts = []
+    jobs = []
     for entry in dict.fromkeys(columns.loc[columns["modality"] == "igm", "entry"]):
         explicit = outcomes.column(str(entry), "explicit")
         implicit = outcomes.column(str(entry), "implicit")
-        if explicit is None or implicit is None:
-            continue
-        both = counted[explicit] & counted[implicit]
-        ex = correct[explicit][both].astype("int64")
-        im = correct[implicit][both].astype("int64")
-        parts.append(
-            pd.DataFrame(
-                {
-                    "model": columns["label"].iloc[explicit],
-                    "smoke": bool(columns["smoke"].iloc[explicit]),
-                    "pair": outcomes.pairs["pair"].to_numpy()[both],
-                    "category": outcomes.pairs["category"].to_numpy()[both],
-                    "implicit": im,
-                    "explicit": ex,
-                    "gain": ex - im,
-                }
-            )
-        )
-    if not parts:
+        if explicit is not None and implicit is not None:
+            jobs.append((explicit, implicit))
+    if not jobs:
         return pd.DataFrame(columns=PAIR_GAIN_COLUMNS)
-    return pd.concat(parts, ignore_index=True)[PAIR_GAIN_COLUMNS]
+    explicit, implicit = (np.array(side) for side in zip(*jobs, strict=True))
+    both = counted[explicit] & counted[implicit]  # models × pairs; rows in model order
+    model, pair = np.nonzero(both)
+    ex = correct[explicit][both].astype("int64")
+    im = correct[implicit][both].astype("int64")
+    category, names = pd.factorize(outcomes.pairs["category"])
+    return pd.DataFrame(
+        {
+            "model": text_column(columns["label"].to_numpy(dtype=object), explicit[model]),
+            "smoke": columns["smoke"].to_numpy(dtype=bool)[explicit][model],
+            "pair": outcomes.pairs["pair"].to_numpy()[pair],
+            "category": text_column(np.asarray(names, dtype=object), category[pair]),
+            "implicit": im,
+            "explicit": ex,
+            "gain": ex - im,
+        }
+    )
 
 
 def comparison_rows(table: pd.DataFrame, suffix: str, versus: bool) -> pd.DataFrame:
