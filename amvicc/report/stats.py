@@ -143,9 +143,10 @@ class Resampler:
         """Percentile interval over the first axis (resamples); NaN resamples are ignored.
 
         ``np.percentile``'s linear interpolation, computed for thousands of columns at once:
-        a partial sort (``np.partition``) of each column at the four ranks the two bounds
-        need, and a full sort only of the columns that hold NaN (all-NaN columns stay NaN).
-        ``np.nanpercentile`` would loop over those columns in Python.
+        each row sorted (numpy's vectorised sort of a row of a thousand floats is three
+        times faster than a partial sort at the four ranks the bounds need), the columns
+        that hold NaN with NaN last (all-NaN columns stay NaN). ``np.nanpercentile`` would
+        loop over those columns in Python.
         """
         tail = (1.0 - self.confidence) / 2
         columns = rows
@@ -158,8 +159,7 @@ class Resampler:
         if len(whole):
             size = whole.shape[1]
             ranks = [_ranks(size, q) for q in (tail, 1 - tail)]
-            kth = sorted({r for lo, hi, _ in ranks for r in (lo, hi)})
-            ordered = np.partition(whole, kth, axis=1)
+            ordered = np.sort(whole, axis=1)
             low[~holes], high[~holes] = (
                 _lerp(ordered[:, lo].astype("float64"), ordered[:, hi].astype("float64"), frac)
                 for lo, hi, frac in ranks
