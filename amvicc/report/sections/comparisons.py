@@ -8,7 +8,7 @@ differences as a models × models matrix: numbers up to ten models, colours beyo
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import pandas as pd
 
@@ -31,7 +31,17 @@ def _compute(part: Part) -> pd.DataFrame | None:
     return model_comparisons(part.outcomes, part.resampler)
 
 
-def _cells(rows: pd.DataFrame) -> dict[tuple[str, str], dict[str, Any]]:
+class _Cell(NamedTuple):
+    """One cell of a matrix (a tuple: the page reads its fields as attributes, quickly)."""
+
+    difference: float | None
+    text: str
+    colour: str
+    title: str
+    significant: bool
+
+
+def _cells(rows: pd.DataFrame) -> dict[tuple[str, str], _Cell]:
     """Both directions of each comparison: row − column and its mirror."""
     show_signed, show_number, show_p, colour = (
         remembered(signed),
@@ -43,7 +53,7 @@ def _cells(rows: pd.DataFrame) -> dict[tuple[str, str], dict[str, Any]]:
         name: [None if v != v else v for v in rows[name].to_numpy(dtype="float64").tolist()]
         for name in ("difference", "ci_low", "ci_high", "p_value")
     }
-    cells: dict[tuple[str, str], dict[str, Any]] = {}
+    cells: dict[tuple[str, str], _Cell] = {}
     for model, versus, difference, ci_low, ci_high, p, units, missing in zip(
         rows["model"].tolist(),
         rows["versus"].tolist(),
@@ -63,14 +73,14 @@ def _cells(rows: pd.DataFrame) -> dict[tuple[str, str], dict[str, Any]]:
                 low, high = -high, -low
             shown = None if difference is None else sign * difference
             text = show_signed(shown)
-            cells[(first, second)] = {
-                "difference": shown,
-                "text": text + ("*" if significant else ""),
-                "colour": colour(shown),
-                "title": f"{first} − {second}: {text} [{show_number(low)}, {show_number(high)}]"
+            cells[(first, second)] = _Cell(
+                difference=shown,
+                text=text + ("*" if significant else ""),
+                colour=colour(shown),
+                title=f"{first} − {second}: {text} [{show_number(low)}, {show_number(high)}]"
                 + tail,
-                "significant": significant,
-            }
+                significant=significant,
+            )
     return cells
 
 
