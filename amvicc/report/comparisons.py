@@ -260,14 +260,22 @@ def explicit_gains(outcomes: Outcomes, resampler: Resampler) -> pd.DataFrame:
         counts items (pairs) right only with the explicit prompt, ``versus_only`` those
         right only with the implicit one.
     """
+    jobs = [
+        (explicit, implicit, "gain", GAIN) for explicit, implicit in _explicit_implicit(outcomes)
+    ]
+    return _run(outcomes, resampler, jobs)
+
+
+def _explicit_implicit(outcomes: Outcomes) -> list[tuple[int, int]]:
+    """The (explicit, implicit) columns of each image model that has both, in model order."""
     columns = outcomes.columns
-    jobs = []
+    sides = []
     for entry in dict.fromkeys(columns.loc[columns["modality"] == "igm", "entry"]):
         explicit = outcomes.column(str(entry), "explicit")
         implicit = outcomes.column(str(entry), "implicit")
         if explicit is not None and implicit is not None:
-            jobs.append((explicit, implicit, "gain", GAIN))
-    return _run(outcomes, resampler, jobs)
+            sides.append((explicit, implicit))
+    return sides
 
 
 def variant_comparisons(outcomes: Outcomes, resampler: Resampler) -> pd.DataFrame:
@@ -308,15 +316,10 @@ def pair_gains(outcomes: Outcomes) -> pd.DataFrame:
     columns = outcomes.columns
     correct = outcomes.pair_correct()
     counted = outcomes.pair_counted()
-    jobs = []
-    for entry in dict.fromkeys(columns.loc[columns["modality"] == "igm", "entry"]):
-        explicit = outcomes.column(str(entry), "explicit")
-        implicit = outcomes.column(str(entry), "implicit")
-        if explicit is not None and implicit is not None:
-            jobs.append((explicit, implicit))
-    if not jobs:
+    sides = _explicit_implicit(outcomes)
+    if not sides:
         return pd.DataFrame(columns=PAIR_GAIN_COLUMNS)
-    explicit, implicit = (np.array(side) for side in zip(*jobs, strict=True))
+    explicit, implicit = (np.array(side) for side in zip(*sides, strict=True))
     both = counted[explicit] & counted[implicit]  # models × pairs; rows in model order
     model, pair = np.nonzero(both)
     ex = correct[explicit][both].astype("int64")
