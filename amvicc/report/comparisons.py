@@ -149,13 +149,18 @@ def _contrast(
             counted_weight = weights @ n_pair[:, part].T
             stats["ci_low"], stats["ci_high"] = resampler.interval(ratio(lead, counted_weight))
         out[category] = stats
+    _holm_across_categories(out, len(first))
+    return out
+
+
+def _holm_across_categories(out: dict[str, dict[str, np.ndarray[Any, Any]]], count: int) -> None:
+    """Add ``p_holm``: each comparison's p-values adjusted across its categories."""
     categories = [c for c in out if c != "all"]
     if categories:
         adjusted = holm(np.stack([out[c]["p_value"] for c in categories], axis=1))
         for position, category in enumerate(categories):
             out[category]["p_holm"] = adjusted[:, position]
-    out["all"]["p_holm"] = np.full(len(first), np.nan)  # overall: one test, nothing to adjust
-    return out
+    out["all"]["p_holm"] = np.full(count, np.nan)  # overall: one test, nothing to adjust
 
 
 def _units(flags: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
