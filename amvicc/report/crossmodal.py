@@ -196,13 +196,14 @@ def _bootstrap(
     if weights is None:
         nan = np.full(size, np.nan)
         return {f"{name}_{end}": nan for name in names for end in ("low", "high")}
-    # combinations × resamples: each row is one combination's resamples, as intervals read them
-    a, vp, ip = (x @ weights.T for x in cells[:3])
+    # combinations × resamples: each row is one combination's resamples, as intervals read
+    # them; whole numbers (Resampler.sums)
+    a, vp, ip = (_sums(resampler, x) for x in cells[:3])
     common = cells[3]
     if common.size and (common == common.flat[0]).all():  # every pair counts for every one
         n = np.full(a.shape, float(common.flat[0]) * common.shape[1])
     else:
-        n = common @ weights.T
+        n = _sums(resampler, common)
     b, c = vp - a, ip - a
     statistics = kappa_phi(a, b, c, n - a - b - c)
     out = {}
@@ -210,6 +211,12 @@ def _bootstrap(
         low, high = resampler.interval_rows(values)
         out[f"{name}_low"], out[f"{name}_high"] = low, high
     return out
+
+
+def _sums(resampler: Resampler, cells: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    sums = resampler.sums(cells)
+    assert sums is not None  # only called with a bootstrap
+    return sums
 
 
 # --- shared blind spots ----------------------------------------------------------------------
