@@ -174,19 +174,45 @@ def sample_spread(per_sample: pd.DataFrame) -> pd.DataFrame:
 def _standard_deviations(values: np.ndarray[Any, Any], group: pd.Series) -> list[float]:
     """Each group's sample standard deviation (n − 1), in group order.
 
-    pandas' own two-pass formula (``Series.std``: the mean, then the squared deviations),
-    per group on a numpy slice: the same numbers, without a Python call into pandas per
-    group (a report of fifty models has thousands of groups).
+    pandas' own two-pass formula (``Series.std``: the mean, then the squared deviations).
+    Groups of fewer than eight values (k samples; numpy adds so few one after the other)
+    are summed a column at a time over a groups × k matrix, every group at once and in
+    the same order; larger groups one by one.
     """
     codes = group.to_numpy()
     order = np.argsort(codes, kind="stable")
-    ends = np.cumsum(np.bincount(codes, minlength=int(codes.max(initial=-1)) + 1))
+    counts = np.bincount(codes, minlength=int(codes.max(initial=-1)) + 1)
+    if not len(counts) or counts.max() >= 8:
+        return _standard_deviations_one_by_one(values[order], counts)
+    starts = np.cumsum(counts) - counts
+    rows = codes[order]
+    columns = np.arange(len(order)) - starts[rows]
+    matrix = np.zeros((len(counts), int(counts.max())))
+    matrix[rows, columns] = values[order]
+    inside = np.zeros(matrix.shape, dtype=bool)
+    inside[rows, columns] = True
+    means = _sequential_sums(matrix) / np.maximum(counts, 1)
+    squares = np.where(inside, (means[:, None] - matrix) ** 2, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        sd = np.sqrt(_sequential_sums(squares) / (counts - 1))
+    out: list[float] = np.where(counts < 2, np.nan, sd).tolist()
+    return out
+
+
+def _sequential_sums(matrix: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """Each row's sum, added left to right from 0.0 (as numpy sums fewer than eight values)."""
+    total = np.zeros(matrix.shape[0])
+    for column in matrix.T:
+        total = total + column
+    return total
+
+
+def _standard_deviations_one_by_one(ordered: np.ndarray[Any, Any], counts: Any) -> list[float]:
     out = []
     start = 0
-    for end in ends.tolist():
-        chunk = values[order[start:end]]
-        count = end - start
-        start = end
+    for count in counts.tolist():
+        chunk = ordered[start : start + count]
+        start += count
         if count < 2:
             out.append(np.nan)
             continue

@@ -126,3 +126,20 @@ def test_difference_interval_is_the_counts_interval_of_the_differences() -> None
     np.testing.assert_allclose(bounds[0], percentiles[0], atol=1e-12)
     np.testing.assert_allclose(bounds[1], percentiles[1], atol=1e-12)
     assert Resampler(0, 11, 0.95).difference_interval(counts, first, second, 30.0) is None
+
+
+@pytest.mark.parametrize("largest", [5, 12])
+def test_sample_standard_deviations_are_pandas_own(largest: int) -> None:
+    """Per group, bit for bit what ``Series.std`` of the group gives (groups of one: NaN)."""
+    import pandas as pd
+
+    from amvicc.report.ablations import _standard_deviations
+
+    rng = np.random.default_rng(largest)
+    sizes = rng.integers(1, largest, size=200)
+    group = pd.Series(np.repeat(np.arange(len(sizes)), sizes)).sample(frac=1, random_state=1)
+    values = rng.random(len(group)) / 7
+    codes = group.to_numpy()
+    got = _standard_deviations(values, group.reset_index(drop=True))
+    expected = [pd.Series(values[codes == g]).std() for g in range(len(sizes))]
+    np.testing.assert_array_equal(np.array(got), np.array(expected))
