@@ -21,6 +21,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from amvicc.report.codes import ranks, text_column
+from amvicc.report.items import category_sort_key
 from amvicc.report.metrics import METRICS_BY_KIND
 from amvicc.report.outcomes import MISSING, Outcomes
 from amvicc.report.rows import empty_rows, row_frame
@@ -87,6 +89,11 @@ def _contrast(
     # Every pair counts the same for every comparison (the usual case under --missing fail):
     # a resample's denominator is then that count times the resample's size, no product.
     same = counts.size and (counts == counts.flat[0]).all()
+    # Every unit counts for every column compared: a side's correct units per pair do not
+    # depend on the other side, so each column is resampled once (Resampler.difference_interval).
+    used = np.union1d(first, second)
+    separable = bool(same) and bool(counted[used].all())
+    per_column = _units(correct)
     slices = outcomes.category_slices()
     starts = np.array([s.start for _, s in slices[:-1]], dtype=np.int64)
 
@@ -131,7 +138,10 @@ def _contrast(
             stats["ci_low"] = stats["ci_high"] = np.full(len(first), np.nan)
         elif same and counts.flat[0] > 0:  # one denominator: integer numerators
             scale = float(counts.flat[0]) * (part.stop - part.start)
-            bounds = resampler.counts_interval(only_a[:, part] - only_b[:, part], scale)
+            if separable:
+                bounds = resampler.difference_interval(per_column[:, part], first, second, scale)
+            else:
+                bounds = resampler.counts_interval(only_a[:, part] - only_b[:, part], scale)
             assert bounds is not None
             stats["ci_low"], stats["ci_high"] = bounds
         else:
@@ -139,13 +149,18 @@ def _contrast(
             counted_weight = weights @ n_pair[:, part].T
             stats["ci_low"], stats["ci_high"] = resampler.interval(ratio(lead, counted_weight))
         out[category] = stats
+    _holm_across_categories(out, len(first))
+    return out
+
+
+def _holm_across_categories(out: dict[str, dict[str, np.ndarray[Any, Any]]], count: int) -> None:
+    """Add ``p_holm``: each comparison's p-values adjusted across its categories."""
     categories = [c for c in out if c != "all"]
     if categories:
         adjusted = holm(np.stack([out[c]["p_value"] for c in categories], axis=1))
         for position, category in enumerate(categories):
             out[category]["p_holm"] = adjusted[:, position]
-    out["all"]["p_holm"] = np.full(len(first), np.nan)  # overall: one test, nothing to adjust
-    return out
+    out["all"]["p_holm"] = np.full(count, np.nan)  # overall: one test, nothing to adjust
 
 
 def _units(flags: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
@@ -156,38 +171,7 @@ def _units(flags: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     return count
 
 
-def _rows(
-    outcomes: Outcomes,
-    stats: dict[str, dict[str, np.ndarray[Any, Any]]],
-    first: np.ndarray[Any, Any],
-    second: np.ndarray[Any, Any],
-    metric: list[str],
-    condition: list[str],
-) -> pd.DataFrame:
-    columns = outcomes.columns
-    parts = []
-    for category, values in stats.items():
-        parts.append(
-            pd.DataFrame(
-                {
-                    "model": columns["label"].to_numpy(dtype=object)[first],
-                    "versus": columns["label"].to_numpy(dtype=object)[second],
-                    "modality": columns["modality"].to_numpy(dtype=object)[first],
-                    "smoke": columns["smoke"].to_numpy(dtype=bool)[first]
-                    | columns["smoke"].to_numpy(dtype=bool)[second],
-                    "category": category,
-                    "metric": metric,
-                    "condition": condition,
-                    **{name: values[name] for name in COMPARISON_COLUMNS[7:]},
-                }
-            )
-        )
-    if not parts:
-        return pd.DataFrame(columns=COMPARISON_COLUMNS)
-    table = pd.concat(parts, ignore_index=True)
-    for name in ("units", "missing", "correct", "versus_correct", "model_only", "versus_only"):
-        table[name] = table[name].astype("int64")
-    return table[COMPARISON_COLUMNS]
+_COUNTS = ("units", "missing", "correct", "versus_correct", "model_only", "versus_only")
 
 
 def _run(
@@ -195,34 +179,62 @@ def _run(
     resampler: Resampler,
     jobs: list[tuple[int, int, str, str]],
 ) -> pd.DataFrame:
-    """Compare (first column, second column, metric stem, condition) jobs, both metrics."""
+    """Compare (first column, second column, metric stem, condition) jobs, both metrics.
+
+    The table is built once from numpy columns, already in its order (metric, model,
+    versus, then AMVICC's category order: pandas' stable sort of those keys), instead of a
+    frame per category and metric sorted on strings.
+    """
     if not jobs:
         return pd.DataFrame(columns=COMPARISON_COLUMNS)
     first = np.array([j[0] for j in jobs])
     second = np.array([j[1] for j in jobs])
-    tables = []
+    columns = outcomes.columns
+    labels = columns["label"].to_numpy(dtype=object)
+    smoke = columns["smoke"].to_numpy(dtype=bool)
+    metrics, categories, values = [], [], []
     for which, pairs in ((0, False), (1, True)):
-        names = [_metric_name(j[2], which) for j in jobs]
         stats = _contrast(outcomes, resampler, first, second, pairs)
-        tables.append(_rows(outcomes, stats, first, second, names, [j[3] for j in jobs]))
-    return _ordered(pd.concat(tables, ignore_index=True))
+        names = np.array([_metric_name(j[2], which) for j in jobs], dtype=object)
+        for category, part in stats.items():
+            metrics.append(names)
+            categories.append(category)
+            values.append(part)
+    count = len(jobs)
+    block = np.repeat(np.arange(len(categories)), count)
+    job = np.tile(np.arange(count), len(categories))
+    metric_names = np.unique(np.concatenate(metrics))
+    metric = np.concatenate([np.searchsorted(metric_names, m) for m in metrics])
+    label_rank = ranks(labels)
+    names = np.array(categories, dtype=object)
+    order = np.lexsort(
+        (
+            category_sort_key(pd.Series(names)).to_numpy()[block],
+            label_rank[second][job],
+            label_rank[first][job],
+            metric,
+        )
+    )
+    block, job, metric = block[order], job[order], metric[order]
+    data: dict[str, Any] = {
+        "model": text_column(labels, first[job]),
+        "versus": text_column(labels, second[job]),
+        "modality": text_column(columns["modality"].to_numpy(dtype=object), first[job]),
+        "smoke": (smoke[first] | smoke[second])[job],
+        "category": text_column(names, block),
+        "metric": text_column(metric_names, metric),
+        "condition": text_column(np.array([j[3] for j in jobs], dtype=object), job),
+    }
+    for name in COMPARISON_COLUMNS[7:]:
+        column = np.concatenate([v[name] for v in values])[order]
+        data[name] = column.astype("int64") if name in _COUNTS else column
+    return pd.DataFrame(data)
 
 
 def _metric_name(stem: str, which: int) -> str:
     if stem in METRICS_BY_KIND:
         return METRICS_BY_KIND[stem][which]
     return ("individual_", "pair_")[which] + stem
-
-
-def _ordered(table: pd.DataFrame) -> pd.DataFrame:
-    from amvicc.report.items import category_sort_key
-
-    return (
-        table.assign(_c=category_sort_key(table["category"]), _n=np.arange(len(table)))
-        .sort_values(["metric", "model", "versus", "_c"], kind="stable")
-        .drop(columns=["_c", "_n"])
-        .reset_index(drop=True)
-    )
 
 
 def model_comparisons(outcomes: Outcomes, resampler: Resampler) -> pd.DataFrame:
@@ -253,14 +265,22 @@ def explicit_gains(outcomes: Outcomes, resampler: Resampler) -> pd.DataFrame:
         counts items (pairs) right only with the explicit prompt, ``versus_only`` those
         right only with the implicit one.
     """
+    jobs = [
+        (explicit, implicit, "gain", GAIN) for explicit, implicit in _explicit_implicit(outcomes)
+    ]
+    return _run(outcomes, resampler, jobs)
+
+
+def _explicit_implicit(outcomes: Outcomes) -> list[tuple[int, int]]:
+    """The (explicit, implicit) columns of each image model that has both, in model order."""
     columns = outcomes.columns
-    jobs = []
+    sides = []
     for entry in dict.fromkeys(columns.loc[columns["modality"] == "igm", "entry"]):
         explicit = outcomes.column(str(entry), "explicit")
         implicit = outcomes.column(str(entry), "implicit")
         if explicit is not None and implicit is not None:
-            jobs.append((explicit, implicit, "gain", GAIN))
-    return _run(outcomes, resampler, jobs)
+            sides.append((explicit, implicit))
+    return sides
 
 
 def variant_comparisons(outcomes: Outcomes, resampler: Resampler) -> pd.DataFrame:
@@ -301,31 +321,26 @@ def pair_gains(outcomes: Outcomes) -> pd.DataFrame:
     columns = outcomes.columns
     correct = outcomes.pair_correct()
     counted = outcomes.pair_counted()
-    parts = []
-    for entry in dict.fromkeys(columns.loc[columns["modality"] == "igm", "entry"]):
-        explicit = outcomes.column(str(entry), "explicit")
-        implicit = outcomes.column(str(entry), "implicit")
-        if explicit is None or implicit is None:
-            continue
-        both = counted[explicit] & counted[implicit]
-        ex = correct[explicit][both].astype("int64")
-        im = correct[implicit][both].astype("int64")
-        parts.append(
-            pd.DataFrame(
-                {
-                    "model": columns["label"].iloc[explicit],
-                    "smoke": bool(columns["smoke"].iloc[explicit]),
-                    "pair": outcomes.pairs["pair"].to_numpy()[both],
-                    "category": outcomes.pairs["category"].to_numpy()[both],
-                    "implicit": im,
-                    "explicit": ex,
-                    "gain": ex - im,
-                }
-            )
-        )
-    if not parts:
+    sides = _explicit_implicit(outcomes)
+    if not sides:
         return pd.DataFrame(columns=PAIR_GAIN_COLUMNS)
-    return pd.concat(parts, ignore_index=True)[PAIR_GAIN_COLUMNS]
+    explicit, implicit = (np.array(side) for side in zip(*sides, strict=True))
+    both = counted[explicit] & counted[implicit]  # models × pairs; rows in model order
+    model, pair = np.nonzero(both)
+    ex = correct[explicit][both].astype("int64")
+    im = correct[implicit][both].astype("int64")
+    category, names = pd.factorize(outcomes.pairs["category"])
+    return pd.DataFrame(
+        {
+            "model": text_column(columns["label"].to_numpy(dtype=object), explicit[model]),
+            "smoke": columns["smoke"].to_numpy(dtype=bool)[explicit][model],
+            "pair": outcomes.pairs["pair"].to_numpy()[pair],
+            "category": text_column(np.asarray(names, dtype=object), category[pair]),
+            "implicit": im,
+            "explicit": ex,
+            "gain": ex - im,
+        }
+    )
 
 
 def comparison_rows(table: pd.DataFrame, suffix: str, versus: bool) -> pd.DataFrame:

@@ -141,43 +141,49 @@ def concordance_table(outcomes: Outcomes, resampler: Resampler) -> pd.DataFrame:
     i_side = v_count * i_pass
     common = v_count * i_count
     gaps = np.stack([v.missing | i.missing for v, i in combos])
-    rows = []
+    blocks: list[dict[str, Any]] = []
     for category, part in outcomes.category_slices():
         cells = [x[:, part] for x in (both, v_side, i_side, common)]
         a, vp, ip, n = (x.sum(axis=1) for x in cells)
-        holes = gaps[:, part].sum(axis=1)
         b, c = vp - a, ip - a
         d = n - a - b - c
         agreement, kappa, phi = kappa_phi(a, b, c, d)
         odds, fisher = fisher_exact_many(
             np.stack([np.stack([a, b], axis=1), np.stack([c, d], axis=1)], axis=1)
         )
-        bounds = _bootstrap(resampler, cells)
-        for j, (vlm, igm) in enumerate(combos):
-            rows.append(
-                {
-                    "vlm": vlm.label,
-                    "igm": igm.label,
-                    "vlm_entry": vlm.entry,
-                    "igm_entry": igm.entry,
-                    "scope": "pooled" if vlm.entry == "" else "model",
-                    "smoke": vlm.smoke or igm.smoke,
-                    "category": category,
-                    "pairs": int(n[j]),
-                    "missing": int(holes[j]),
-                    "both_pass": int(a[j]),
-                    "vlm_only": int(b[j]),
-                    "igm_only": int(c[j]),
-                    "both_fail": int(d[j]),
-                    "agreement": agreement[j],
-                    "kappa": kappa[j],
-                    "phi": phi[j],
-                    "odds_ratio": odds[j],
-                    "fisher_p": fisher[j] if n[j] else np.nan,
-                    **{name: values[j] for name, values in bounds.items()},
-                }
-            )
-    return pd.DataFrame(rows, columns=CONCORDANCE_COLUMNS)
+        blocks.append(
+            {
+                "category": np.full(len(combos), category, dtype=object),
+                "pairs": n,
+                "missing": gaps[:, part].sum(axis=1),
+                "both_pass": a,
+                "vlm_only": b,
+                "igm_only": c,
+                "both_fail": d,
+                "agreement": agreement,
+                "kappa": kappa,
+                "phi": phi,
+                "odds_ratio": odds,
+                "fisher_p": np.where(n != 0, fisher, np.nan),
+                **_bootstrap(resampler, cells),
+            }
+        )
+    count = len(blocks)
+    table: dict[str, Any] = {
+        "vlm": [v.label for v, _ in combos] * count,
+        "igm": [i.label for _, i in combos] * count,
+        "vlm_entry": [v.entry for v, _ in combos] * count,
+        "igm_entry": [i.entry for _, i in combos] * count,
+        "scope": ["pooled" if v.entry == "" else "model" for v, _ in combos] * count,
+        "smoke": [v.smoke or i.smoke for v, i in combos] * count,
+    }
+    for name in blocks[0]:
+        values = np.concatenate([block[name] for block in blocks])
+        table[name] = values.astype(np.int64) if name in _COUNTS else values
+    return pd.DataFrame(table)[CONCORDANCE_COLUMNS]
+
+
+_COUNTS = ("pairs", "missing", "both_pass", "vlm_only", "igm_only", "both_fail")
 
 
 def _bootstrap(
@@ -190,19 +196,27 @@ def _bootstrap(
     if weights is None:
         nan = np.full(size, np.nan)
         return {f"{name}_{end}": nan for name in names for end in ("low", "high")}
-    a, vp, ip = (weights @ x.T for x in cells[:3])  # resamples × combinations
+    # combinations × resamples: each row is one combination's resamples, as intervals read
+    # them; whole numbers (Resampler.sums)
+    a, vp, ip = (_sums(resampler, x) for x in cells[:3])
     common = cells[3]
     if common.size and (common == common.flat[0]).all():  # every pair counts for every one
         n = np.full(a.shape, float(common.flat[0]) * common.shape[1])
     else:
-        n = weights @ common.T
+        n = _sums(resampler, common)
     b, c = vp - a, ip - a
     statistics = kappa_phi(a, b, c, n - a - b - c)
     out = {}
     for name, values in zip(names, statistics, strict=True):
-        low, high = resampler.interval(values)
+        low, high = resampler.interval_rows(values)
         out[f"{name}_low"], out[f"{name}_high"] = low, high
     return out
+
+
+def _sums(resampler: Resampler, cells: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    sums = resampler.sums(cells)
+    assert sums is not None  # only called with a bootstrap
+    return sums
 
 
 # --- shared blind spots ----------------------------------------------------------------------

@@ -18,13 +18,13 @@ share a question, so they are resampled together), seeded.
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from amvicc.catalogue import format_index_ranges
+from amvicc.report.codes import text_column
 from amvicc.report.entries import VARIANT_CONDITION
 from amvicc.report.items import Items, category_sort_key
 from amvicc.report.options import (
@@ -32,8 +32,10 @@ from amvicc.report.options import (
     CHANCE_PAIR,
     ReportOptions,
 )
+from amvicc.report.stats import Resampler
+from amvicc.report.units import ALL as ALL  # the name every section imports from here
+from amvicc.report.units import combined, item_units, key_codes, resampled_intervals, split
 
-ALL = "all"
 # (item kind) -> (individual metric, pair metric)
 METRICS_BY_KIND: dict[str, tuple[str, str]] = {
     "implicit": ("individual_implicit", "pair_implicit"),
@@ -77,57 +79,16 @@ def threshold(metric: str, options: ReportOptions) -> float:
     return options.threshold_pair if is_pair_metric(metric) else options.threshold_individual
 
 
-def _entry_columns(items: Items) -> pd.DataFrame:
-    return pd.DataFrame(
-        {
-            "entry": [e.key for e in items.entries],
-            "label": [e.label for e in items.entries],
-            "model": [e.model for e in items.entries],
-            "modality": [e.modality for e in items.entries],
-            "condition": [e.row_condition for e in items.entries],
-            "smoke": [e.smoke for e in items.entries],
-            "samples": [e.samples for e in items.entries],
-        }
-    )
-
-
 # --- the six metrics -------------------------------------------------------------------------
 
 
-def pair_units(items: Items, options: ReportOptions) -> pd.DataFrame:
-    """One row per (model, kind, category, pair), summed over samples: the bootstrap's unit.
-
-    Columns ``ic`` / ``it``: correct items and counted items; ``pc`` / ``pt``: correct pairs
-    and counted pairs (one pair per sample); ``im``: missing items; ``pm``: pairs (per sample)
-    with a missing item.
-    """
-    f = items.frame
-    slots = (
-        f.assign(
-            c=(f["outcome"] == "correct").astype("int64"),
-            m=(f["outcome"] == "missing").astype("int64"),
-        )
-        .groupby(["entry", "kind", "category", "pair", "sample"], sort=False)
-        .agg(c=("c", "sum"), m=("m", "sum"), n=("c", "size"))
-    )
-    exclude = options.missing == "exclude"
-    slots["it"] = slots["n"] - slots["m"] if exclude else slots["n"]
-    slots["pc"] = ((slots["c"] == slots["n"]) & (slots["n"] == 2)).astype("int64")
-    slots["pt"] = (slots["m"] == 0).astype("int64") if exclude else 1
-    slots["pm"] = (slots["m"] > 0).astype("int64")
-    units = (
-        slots.rename(columns={"c": "ic", "m": "im"})
-        .groupby(["entry", "kind", "category", "pair"], sort=False)[
-            ["ic", "it", "pc", "pt", "im", "pm"]
-        ]
-        .sum()
-        .reset_index()
-    )
-    return units
-
-
-def metric_table(items: Items, options: ReportOptions) -> pd.DataFrame:
+def metric_table(
+    items: Items, options: ReportOptions, resampler: Resampler | None = None
+) -> pd.DataFrame:
     """Every metric of every model, per category and ``all``, tidy.
+
+    ``resampler``: the report's, whose weights the item-level sections reuse (the same
+    matrices: a new one is made from ``options`` without it).
 
     Returns:
         Columns ``entry, label, model, modality, condition, catalogue, smoke, samples,
@@ -137,34 +98,84 @@ def metric_table(items: Items, options: ReportOptions) -> pd.DataFrame:
         ``variant=<name>`` for a prompt variant's images; ``catalogue`` the items' catalogue's
         short name, :attr:`Items.catalogue_name`).
     """
-    units = pair_units(items, options)
-    both = pd.concat([units, units.assign(category=ALL)], ignore_index=True)
-    cells = both.groupby(["entry", "kind", "category"], sort=False)[
-        ["ic", "it", "pc", "pt", "im", "pm"]
-    ].sum()
-    intervals = bootstrap_intervals(both, options)
-    rows = []
-    for which, (correct, total, missing, low, high) in enumerate(
-        (("ic", "it", "im", "ind_low", "ind_high"), ("pc", "pt", "pm", "pair_low", "pair_high"))
-    ):
-        part = cells[[correct, total, missing]].set_axis(["correct", "total", "missing"], axis=1)
-        part = part.join(
-            intervals[[low, high]].set_axis(["ci_low", "ci_high"], axis=1), how="left"
-        ).reset_index()
-        part["metric"] = part["kind"].map(lambda kind, i=which: METRICS_BY_KIND[kind][i])
-        rows.append(part)
-    table = pd.concat(rows, ignore_index=True)
-    counted = table["total"].to_numpy(dtype="float64")
-    table["value"] = np.divide(
-        table["correct"].to_numpy(dtype="float64"),
-        counted,
-        out=np.full(len(table), np.nan),
-        where=counted > 0,
+    if items.frame.empty:
+        return pd.DataFrame(columns=list(METRIC_COLUMNS))
+    units = item_units(items, options)
+    groups = len(units.group_entry)
+    cells = {
+        name: np.bincount(units.group, weights=x, minlength=groups).astype(np.int64)
+        for name, x in units.sums.items()
+    }
+    intervals = resampled_intervals(units.pair, units.group, units.sums, options, resampler)
+    by_key = {e.key: e for e in items.entries}
+    entries = [by_key[str(key)] for key in units.entries]
+    kind_metrics = [METRICS_BY_KIND[str(kind)] for kind in units.kinds]
+    # Rows: every group's individual metric, then every group's pair metric.
+    group = np.tile(np.arange(groups), 2)
+    which = np.repeat([0, 1], groups)
+    entry = units.group_entry[group]
+    metric_names = np.array(METRIC_ORDER, dtype=object)
+    metric = np.array(
+        [[METRIC_ORDER.index(m[i]) for m in kind_metrics] for i in (0, 1)], dtype=np.int64
+    )[which, units.group_kind[group]]
+    category = units.group_category[group]
+    labels = np.array([e.label for e in entries], dtype=object)
+    category_key = category_sort_key(pd.Series(units.categories)).to_numpy()
+    order = np.lexsort(
+        (
+            metric,
+            category_key[category],
+            entry,
+            _ranks([label.casefold() for label in labels])[entry],
+            np.array([e.modality != "igm" for e in entries])[entry],
+        )
     )
-    table = table.merge(_entry_columns(items), on="entry", how="left")
-    table["catalogue"] = items.catalogue_name
-    table = _sorted(table)
-    return table[list(METRIC_COLUMNS)].reset_index(drop=True)
+    group, which, entry, metric, category = (
+        x[order] for x in (group, which, entry, metric, category)
+    )
+    counted = {
+        name: np.where(which == 0, cells[ind][group], cells[pair][group])
+        for name, ind, pair in (
+            ("correct", "ic", "pc"),
+            ("total", "it", "pt"),
+            ("missing", "im", "pm"),
+        )
+    }
+    total = counted["total"].astype("float64")
+    value = np.divide(
+        counted["correct"].astype("float64"),
+        total,
+        out=np.full(len(total), np.nan),
+        where=total > 0,
+    )
+    bounds = np.where(which == 0, intervals[0][:, group], intervals[1][:, group])
+    return pd.DataFrame(
+        {
+            "entry": text_column(units.entries, entry),
+            "label": text_column(labels, entry),
+            "model": text_column(np.array([e.model for e in entries], dtype=object), entry),
+            "modality": text_column(np.array([e.modality for e in entries], dtype=object), entry),
+            "condition": text_column(
+                np.array([e.row_condition for e in entries], dtype=object), entry
+            ),
+            "catalogue": text_column(
+                np.array([items.catalogue_name], dtype=object), np.zeros(len(entry), dtype=np.int64)
+            ),
+            "smoke": np.array([e.smoke for e in entries], dtype=bool)[entry],
+            "samples": np.array([e.samples for e in entries], dtype=np.int64)[entry],
+            "category": text_column(units.categories, category),
+            "metric": text_column(metric_names, metric),
+            "value": value,
+            **counted,
+            "ci_low": bounds[0],
+            "ci_high": bounds[1],
+        }
+    )
+
+
+def _ranks(texts: list[str]) -> np.ndarray[Any, Any]:
+    _, inverse = np.unique(np.array(texts, dtype=object), return_inverse=True)
+    return np.asarray(inverse)
 
 
 #: The columns of :func:`metric_table` (and of every table of numbers the CSV is made of).
@@ -210,55 +221,6 @@ def _sorted(table: pd.DataFrame) -> pd.DataFrame:
         _metric=table["metric"].map(METRIC_ORDER.index),
         _entry=table["entry"].map(order),
     ).sort_values(["_modality", "_label", "_entry", "_category", "_metric"])[table.columns]
-
-
-def bootstrap_intervals(units: pd.DataFrame, options: ReportOptions) -> pd.DataFrame:
-    """Percentile bootstrap intervals, resampling pairs within each (model, kind, category).
-
-    Each group of n pairs is resampled ``options.bootstrap`` times with multinomial weights
-    drawn from a generator seeded by ``(options.seed, n)``: the same data and seed give the
-    same interval whatever else is in the report.
-
-    Returns:
-        Index ``(entry, kind, category)``; ``ind_low, ind_high, pair_low, pair_high``.
-    """
-    keys = ["entry", "kind", "category"]
-    columns = ["ind_low", "ind_high", "pair_low", "pair_high"]
-    if options.bootstrap <= 0 or units.empty:
-        index = pd.MultiIndex.from_frame(units[keys].drop_duplicates())
-        return pd.DataFrame(np.nan, index=index, columns=columns)
-    ordered = units.sort_values([*keys, "pair"], kind="stable").reset_index(drop=True)
-    group = ordered.groupby(keys, sort=False).ngroup()
-    size = group.map(group.value_counts())
-    tail = (1.0 - options.confidence) / 2 * 100
-    parts = []
-    for n, block in ordered.groupby(size, sort=True):
-        block_groups = group[block.index]
-        count = block_groups.nunique()
-        rng = np.random.default_rng([options.seed, int(n)])
-        weights = rng.multinomial(int(n), np.full(int(n), 1.0 / int(n)), size=options.bootstrap)
-        weights = weights.astype("float64")
-        bounds = []
-        for correct, total in (("ic", "it"), ("pc", "pt")):
-            num = weights @ block[correct].to_numpy("float64").reshape(count, int(n)).T
-            den = weights @ block[total].to_numpy("float64").reshape(count, int(n)).T
-            ratio = np.divide(num, den, out=np.full_like(num, np.nan), where=den > 0)
-            if np.isnan(ratio).any():  # a resample with nothing counted (exclude policy)
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN groups stay NaN
-                    bounds.append(np.nanpercentile(ratio, [tail, 100 - tail], axis=0))
-            else:
-                bounds.append(np.percentile(ratio, [tail, 100 - tail], axis=0))
-        firsts = block.drop_duplicates(keys)[keys]
-        parts.append(
-            firsts.assign(
-                ind_low=bounds[0][0],
-                ind_high=bounds[0][1],
-                pair_low=bounds[1][0],
-                pair_high=bounds[1][1],
-            )
-        )
-    return pd.concat(parts).set_index(keys)[columns]
 
 
 # --- failure modes ---------------------------------------------------------------------------
@@ -367,32 +329,66 @@ def samples_table(items: Items, metrics: pd.DataFrame, options: ReportOptions) -
         "pass_correct",
         "pass_total",
     ]
-    f = items.frame[items.frame["entry"].isin(many)]
-    if f.empty:
+    f = items.frame
+    keys_of = key_codes(f)
+    entry, entries = keys_of.entry, keys_of.entries
+    chosen = np.flatnonzero(np.isin(entries, list(many)))
+    keep = np.isin(entry, chosen)
+    if not keep.any():
         return pd.DataFrame(columns=columns)
-    per_item = (
-        f.assign(c=f["outcome"] == "correct", u=f["outcome"] != "missing")
-        .groupby(["entry", "kind", "category", "pair", "question_index"], sort=False)
-        .agg(passed=("c", "any"), usable=("u", "any"))
-        .reset_index()
+    kind, kinds = keys_of.kind, keys_of.kinds
+    category, categories = keys_of.category, keys_of.categories
+    pair = f["pair"].to_numpy(dtype=np.int64)
+    question = f["question_index"].to_numpy(dtype=np.int64)
+    outcome = f["outcome"]
+    # Per item (its samples together), then per pair (its items together).
+    key, radices = combined(
+        entry[keep],
+        kind[keep],
+        category[keep],
+        pair[keep] - pair.min(),
+        question[keep] - question.min(),
     )
-    exclude = options.missing == "exclude"
-    per_item["counted"] = per_item["usable"] | per_item["passed"] if exclude else True
-    per_pair = per_item.groupby(["entry", "kind", "category", "pair"], sort=False).agg(
-        passed=("passed", "all"), counted=("counted", "all")
-    )
-    per_pair = per_pair.reset_index()
-    rows = []
-    for which, frame in enumerate((per_item, per_pair)):
-        counted = frame[frame["counted"]]
-        both = pd.concat([counted, counted.assign(category=ALL)])
-        agg = both.groupby(["entry", "kind", "category"], sort=False).agg(
-            pass_correct=("passed", "sum"), pass_total=("passed", "size")
+    item_keys, item = np.unique(key, return_inverse=True)
+    passed = np.bincount(item, weights=(outcome == "correct").to_numpy(dtype=bool)[keep]) > 0
+    usable = np.bincount(item, weights=(outcome != "missing").to_numpy(dtype=bool)[keep]) > 0
+    counted = usable | passed if options.missing == "exclude" else np.ones(len(passed), bool)
+    pair_keys, in_pair = np.unique(item_keys // radices[-1], return_inverse=True)
+    items_per_pair = np.bincount(in_pair)
+    pair_passed = np.bincount(in_pair, weights=passed) == items_per_pair
+    pair_counted = np.bincount(in_pair, weights=counted) == items_per_pair
+    groups = [len(entries), len(kinds), len(categories) + 1]
+    parts = []
+    for which, (keys, ok, right) in enumerate(
+        (
+            (item_keys // (radices[-1] * radices[-2]), counted, passed),
+            (pair_keys // radices[-2], pair_counted, pair_passed),
         )
-        agg = agg.reset_index()
-        agg["metric"] = agg["kind"].map(lambda kind, i=which: METRICS_BY_KIND[kind][i])
-        rows.append(agg)
-    table = pd.concat(rows, ignore_index=True)
+    ):
+        e, k, c = split(keys[ok], radices[:3])
+        group, _ = combined(
+            np.concatenate([e, e]),
+            np.concatenate([k, k]),
+            np.concatenate([c, np.full(len(c), len(categories))]),
+            radices=groups,
+        )
+        totals = np.bincount(group, minlength=int(np.prod(groups)))
+        hits = np.bincount(group, weights=np.concatenate([right[ok]] * 2), minlength=len(totals))
+        present = np.flatnonzero(totals)
+        e, k, c = split(present, groups)
+        parts.append(
+            pd.DataFrame(
+                {
+                    "entry": text_column(entries, e),
+                    "kind": text_column(kinds, k),
+                    "category": text_column(np.append(categories, ALL), c),
+                    "pass_correct": hits[present].astype(np.int64),
+                    "pass_total": totals[present].astype(np.int64),
+                    "metric": [METRICS_BY_KIND[str(kinds[x])][which] for x in k],
+                }
+            )
+        )
+    table = pd.concat(parts, ignore_index=True)
     table["pass_at_k"] = table["pass_correct"] / table["pass_total"]
     table = table.merge(
         metrics[["entry", "category", "metric", "value", "label", "modality", "smoke", "samples"]],

@@ -20,6 +20,7 @@ import pandas as pd
 
 from amvicc.report.items import CATEGORY_ORDER, Items
 from amvicc.report.options import MissingPolicy
+from amvicc.report.units import key_codes
 
 CORRECT, INCORRECT, MISSING, ABSENT = 1, 0, -1, -2
 KIND_ORDER = ("implicit", "explicit", "answer")
@@ -118,35 +119,51 @@ def collect_outcomes(items: Items, missing: MissingPolicy) -> Outcomes:
             pair_position[index] = number
             slot_position[index] = slot
     frame = items.frame
-    first = frame[frame["sample"] == 0]
-    seen = first[["entry", "kind"]].drop_duplicates()
+    keys = key_codes(frame)
+    first = frame["sample"].to_numpy() == 0
+    kinds = len(keys.kinds)
+    combination = keys.entry[first] * kinds + keys.kind[first]
+    seen = np.unique(combination)  # the (entry, kind) codes with a first sample
+    seen_entries = keys.entries[seen // kinds]
+    seen_kinds = keys.kinds[seen % kinds]
     order = {e.key: i for i, e in enumerate(items.entries)}
-    seen = seen.assign(
-        _entry=seen["entry"].map(order), _kind=seen["kind"].map(KIND_ORDER.index)
-    ).sort_values(["_entry", "_kind"])
+    ranked = np.lexsort(
+        (
+            [KIND_ORDER.index(str(kind)) for kind in seen_kinds],
+            [order[str(entry)] for entry in seen_entries],
+        )
+    )
+    chosen = [entries[str(k)] for k in seen_entries[ranked]]
     columns = pd.DataFrame(
         {
-            "entry": seen["entry"].to_numpy(dtype=object),
-            "label": [entries[k].label for k in seen["entry"]],
-            "model": [entries[k].model for k in seen["entry"]],
-            "modality": [entries[k].modality for k in seen["entry"]],
-            "smoke": [entries[k].smoke for k in seen["entry"]],
-            "kind": seen["kind"].to_numpy(dtype=object),
-            "variant": [entries[k].variant for k in seen["entry"]],
+            "entry": seen_entries[ranked],
+            "label": [e.label for e in chosen],
+            "model": [e.model for e in chosen],
+            "modality": [e.modality for e in chosen],
+            "smoke": [e.smoke for e in chosen],
+            "kind": seen_kinds[ranked],
+            "variant": [e.variant for e in chosen],
         }
     )
     codes = np.full((len(columns), len(pairs), 2), ABSENT, dtype=np.int8)
     if len(columns):
-        keys = pd.MultiIndex.from_frame(columns[["entry", "kind"]])
-        col = keys.get_indexer(pd.MultiIndex.from_frame(first[["entry", "kind"]]))
-        pair_number = first["question_index"].map(pair_position)
-        known = pair_number.notna().to_numpy()
-        slots = first["question_index"].map(slot_position).to_numpy()[known].astype(np.int64)
-        outcome = first["outcome"].to_numpy(dtype=object)[known]
-        value = np.select(
-            [outcome == "correct", outcome == "incorrect"], [CORRECT, INCORRECT], MISSING
-        ).astype(np.int8)
-        codes[col[known], pair_number.to_numpy()[known].astype(np.int64), slots] = value
+        position = np.empty(len(seen), dtype=np.int64)
+        position[ranked] = np.arange(len(seen))
+        col = position[np.searchsorted(seen, combination)]
+        question = frame["question_index"].to_numpy(dtype=np.int64)[first]
+        size = max(int(question.max(initial=0)), max(pair_position, default=0)) + 1
+        pair_of = np.full(size, -1, dtype=np.int64)
+        slot_of = np.zeros(size, dtype=np.int64)
+        pair_of[list(pair_position)] = list(pair_position.values())
+        slot_of[list(slot_position)] = list(slot_position.values())
+        inside = question >= 0
+        pair_number = np.where(inside, pair_of[np.where(inside, question, 0)], -1)
+        known = pair_number >= 0
+        outcome = frame["outcome"]
+        correct = (outcome == "correct").to_numpy(dtype=bool)[first][known]
+        incorrect = (outcome == "incorrect").to_numpy(dtype=bool)[first][known]
+        value = np.select([correct, incorrect], [CORRECT, INCORRECT], MISSING).astype(np.int8)
+        codes[col[known], pair_number[known], slot_of[question[known]]] = value
     return Outcomes(columns=columns, pairs=pairs, codes=codes, missing=missing)
 
 

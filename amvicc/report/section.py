@@ -246,7 +246,7 @@ class Part:
         from amvicc.report.metrics import metric_table
 
         with self.clock.timed("metrics"):
-            return metric_table(self.items, self.options)
+            return metric_table(self.items, self.options, self.resampler)
 
     @cached_property
     def outcomes(self) -> Outcomes | None:

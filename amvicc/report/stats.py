@@ -79,16 +79,68 @@ class Resampler:
         float32 and the ranks are found on them before the one division. Returns None
         without bootstrap.
         """
+        resampled = self._resampled(counts)
+        if resampled is None:
+            return None
+        return self._integer_interval(resampled, scale)
+
+    def difference_interval(
+        self,
+        counts: np.ndarray[Any, Any],
+        first: np.ndarray[Any, Any],
+        second: np.ndarray[Any, Any],
+        scale: float,
+    ) -> tuple[FloatArray, FloatArray] | None:
+        """:meth:`counts_interval` of ``counts[first] - counts[second]``, row by row.
+
+        A resample's sum is linear in the counts, so each row of ``counts`` (a model's
+        correct units per pair) is resampled once and the comparisons subtract the sums:
+        fifty models make a thousand comparisons, a product twenty-five times smaller. The
+        sums are the same integers either way, so are the bounds.
+        """
+        resampled = self._resampled(counts)
+        if resampled is None:
+            return None
+        if resampled.size and np.abs(resampled).max() < 2**14:  # differences fit in int16
+            small = resampled.astype(np.int16)
+            return self._integer_interval(small[first] - small[second], scale)
+        return self._integer_interval(resampled[first] - resampled[second], scale)
+
+    def _resampled(self, counts: np.ndarray[Any, Any]) -> np.ndarray[Any, Any] | None:
+        """``counts @ weights.T`` (rows × resamples): exact integers in float32 (None: no bootstrap)."""
         weights = self.weights(counts.shape[1])
         if weights is None:
             return None
         n = counts.shape[1]
         if n not in self._compact:
             self._compact[n] = weights.astype(np.float32)
-        resampled = counts.astype(np.float32) @ self._compact[n].T  # rows × resamples
-        if resampled.size and np.abs(resampled).max() < 2**15:
+        product: np.ndarray[Any, Any] = counts.astype(np.float32) @ self._compact[n].T
+        return product
+
+    def sums(self, counts: np.ndarray[Any, Any]) -> FloatArray | None:
+        """Each row of non-negative integer ``counts`` (rows × n) summed in every resample.
+
+        ``counts @ weights.T`` (rows × resamples), in float64. Every sum is a whole number;
+        below 2**24 float32 holds it exactly, so the product runs in float32 (twice as fast)
+        and gives the same numbers. None without bootstrap.
+        """
+        weights = self.weights(counts.shape[1])
+        if weights is None:
+            return None
+        if counts.size and int(counts.max()) * counts.shape[1] >= 2**24:
+            exact: FloatArray = counts.astype("float64") @ weights.T
+            return exact
+        resampled = self._resampled(counts)
+        assert resampled is not None
+        return resampled.astype("float64")
+
+    def _integer_interval(
+        self, resampled: np.ndarray[Any, Any], scale: float
+    ) -> tuple[FloatArray, FloatArray]:
+        """The percentile bounds of rows of integers (rows × resamples), over ``scale``."""
+        if resampled.dtype == np.int16 or (resampled.size and np.abs(resampled).max() < 2**15):
             # Small integers: numpy sorts int16 by radix sort, faster than a partial sort.
-            ordered = np.sort(resampled.astype(np.int16), axis=1)
+            ordered = np.sort(resampled.astype(np.int16, copy=False), axis=1)
             tail = (1.0 - self.confidence) / 2
             bounds = []
             for q in (tail, 1 - tail):
@@ -108,9 +160,10 @@ class Resampler:
         """Percentile interval over the first axis (resamples); NaN resamples are ignored.
 
         ``np.percentile``'s linear interpolation, computed for thousands of columns at once:
-        a partial sort (``np.partition``) of each column at the four ranks the two bounds
-        need, and a full sort only of the columns that hold NaN (all-NaN columns stay NaN).
-        ``np.nanpercentile`` would loop over those columns in Python.
+        each row sorted (numpy's vectorised sort of a row of a thousand floats is three
+        times faster than a partial sort at the four ranks the bounds need), the columns
+        that hold NaN with NaN last (all-NaN columns stay NaN). ``np.nanpercentile`` would
+        loop over those columns in Python.
         """
         tail = (1.0 - self.confidence) / 2
         columns = rows
@@ -123,8 +176,7 @@ class Resampler:
         if len(whole):
             size = whole.shape[1]
             ranks = [_ranks(size, q) for q in (tail, 1 - tail)]
-            kth = sorted({r for lo, hi, _ in ranks for r in (lo, hi)})
-            ordered = np.partition(whole, kth, axis=1)
+            ordered = np.sort(whole, axis=1)
             low[~holes], high[~holes] = (
                 _lerp(ordered[:, lo].astype("float64"), ordered[:, hi].astype("float64"), frac)
                 for lo, hi, frac in ranks
@@ -171,11 +223,35 @@ def kappa_phi(
     """Percent agreement, Cohen's κ and φ of 2×2 tables given by their four cells.
 
     ``both``: both say pass; ``first_only`` / ``second_only``: one says pass; ``neither``.
-    Any shape (the bootstrap passes resamples × tables). κ is
+    Any shape (the bootstrap passes combinations × resamples). κ is
     :func:`amvicc.agreement.cohen_kappa_from_table`'s formula, written for arrays; NaN where
     undefined (no items, or every item in one cell row or column).
+
+    Large arrays are computed a block of rows at a time: the formula's twenty temporaries
+    then stay in the processor's cache (twice as fast on a bootstrap's arrays); each element
+    is computed by the same operations either way.
     """
-    a, b, c, d = (np.asarray(x, dtype="float64") for x in (both, first_only, second_only, neither))
+    cells = np.broadcast_arrays(
+        *(np.asarray(x, dtype="float64") for x in (both, first_only, second_only, neither))
+    )
+    shape = cells[0].shape
+    if len(shape) < 2 or cells[0].size <= _BLOCK:
+        return _kappa_phi(*cells)
+    agreement, kappa, phi = (np.empty(shape) for _ in range(3))
+    step = max(1, _BLOCK // int(np.prod(shape[1:])))
+    for start in range(0, shape[0], step):
+        block = slice(start, start + step)
+        agreement[block], kappa[block], phi[block] = _kappa_phi(*(x[block] for x in cells))
+    return agreement, kappa, phi
+
+
+# Elements per block of kappa_phi: 64 KiB per temporary.
+_BLOCK = 8192
+
+
+def _kappa_phi(
+    a: FloatArray, b: FloatArray, c: FloatArray, d: FloatArray
+) -> tuple[FloatArray, FloatArray, FloatArray]:
     n = a + b + c + d
     agreement = ratio(a + d, n)
     expected = ratio((a + b) * (a + c) + (c + d) * (b + d), n * n)

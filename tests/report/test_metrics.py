@@ -11,12 +11,11 @@ import pytest
 
 from amvicc.report import ReportOptions, build_report, collect_items, compute_metrics
 from amvicc.report.metrics import (
-    bootstrap_intervals,
     failure_modes,
     metric_table,
-    pair_units,
     shared_failure_modes,
 )
+from amvicc.report.units import bootstrap_intervals, pair_units
 from amvicc.store import Store
 
 if TYPE_CHECKING:

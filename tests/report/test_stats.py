@@ -104,3 +104,42 @@ def test_the_resampling_matrix_is_the_main_tables() -> None:
     assert weights is not None
     assert (weights == rng.multinomial(7, np.full(7, 1 / 7), size=200)).all()
     assert Resampler(0, 3, 0.95).weights(7) is None
+
+
+def test_difference_interval_is_the_counts_interval_of_the_differences() -> None:
+    """Resampling each row once and subtracting gives the bounds of resampling each difference."""
+    resampler = Resampler(400, 11, 0.95)
+    rng = np.random.default_rng(6)
+    counts = rng.integers(0, 3, size=(7, 15))
+    first = np.array([0, 0, 1, 2, 5, 6])
+    second = np.array([1, 3, 2, 6, 4, 0])
+    bounds = resampler.difference_interval(counts, first, second, 30.0)
+    expected = resampler.counts_interval(counts[first] - counts[second], 30.0)
+    assert bounds is not None and expected is not None
+    np.testing.assert_array_equal(bounds[0], expected[0])
+    np.testing.assert_array_equal(bounds[1], expected[1])
+    weights = resampler.weights(15)
+    assert weights is not None
+    percentiles = np.percentile(
+        (weights @ (counts[first] - counts[second]).T) / 30.0, [2.5, 97.5], axis=0
+    )
+    np.testing.assert_allclose(bounds[0], percentiles[0], atol=1e-12)
+    np.testing.assert_allclose(bounds[1], percentiles[1], atol=1e-12)
+    assert Resampler(0, 11, 0.95).difference_interval(counts, first, second, 30.0) is None
+
+
+@pytest.mark.parametrize("largest", [5, 12])
+def test_sample_standard_deviations_are_pandas_own(largest: int) -> None:
+    """Per group, bit for bit what ``Series.std`` of the group gives (groups of one: NaN)."""
+    import pandas as pd
+
+    from amvicc.report.ablations import _standard_deviations
+
+    rng = np.random.default_rng(largest)
+    sizes = rng.integers(1, largest, size=200)
+    group = pd.Series(np.repeat(np.arange(len(sizes)), sizes)).sample(frac=1, random_state=1)
+    values = rng.random(len(group)) / 7
+    codes = group.to_numpy()
+    got = _standard_deviations(values, group.reset_index(drop=True))
+    expected = [pd.Series(values[codes == g]).std() for g in range(len(sizes))]
+    np.testing.assert_array_equal(np.array(got), np.array(expected))

@@ -8,10 +8,11 @@ differences as a models × models matrix: numbers up to ten models, colours beyo
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import pandas as pd
 
+from amvicc.report.codes import remembered
 from amvicc.report.comparisons import comparison_rows, model_comparisons
 from amvicc.report.metrics import ALL, METRIC_ORDER, SHORT_NAMES
 from amvicc.report.section import Page, Part, Section
@@ -30,29 +31,56 @@ def _compute(part: Part) -> pd.DataFrame | None:
     return model_comparisons(part.outcomes, part.resampler)
 
 
-def _cells(rows: pd.DataFrame) -> dict[tuple[str, str], dict[str, Any]]:
+class _Cell(NamedTuple):
+    """One cell of a matrix (a tuple: the page reads its fields as attributes, quickly)."""
+
+    difference: float | None
+    text: str
+    colour: str
+    title: str
+    significant: bool
+
+
+def _cells(rows: pd.DataFrame) -> dict[tuple[str, str], _Cell]:
     """Both directions of each comparison: row − column and its mirror."""
-    cells: dict[tuple[str, str], dict[str, Any]] = {}
-    for row in records(rows):
-        for first, second, sign in (
-            (row["model"], row["versus"], 1),
-            (row["versus"], row["model"], -1),
-        ):
-            low, high = row["ci_low"], row["ci_high"]
+    show_signed, show_number, show_p, colour = (
+        remembered(signed),
+        remembered(number),
+        remembered(p_value),
+        remembered(diverging),
+    )
+    columns = {
+        name: [None if v != v else v for v in rows[name].to_numpy(dtype="float64").tolist()]
+        for name in ("difference", "ci_low", "ci_high", "p_value")
+    }
+    cells: dict[tuple[str, str], _Cell] = {}
+    for model, versus, difference, ci_low, ci_high, p, units, missing in zip(
+        rows["model"].tolist(),
+        rows["versus"].tolist(),
+        columns["difference"],
+        columns["ci_low"],
+        columns["ci_high"],
+        columns["p_value"],
+        rows["units"].tolist(),
+        rows["missing"].tolist(),
+        strict=True,
+    ):
+        significant = p is not None and p < 0.05
+        tail = f" · McNemar p {show_p(p)} · {units} compared, {missing} with a missing item"
+        for first, second, sign in ((model, versus, 1), (versus, model, -1)):
+            low, high = ci_low, ci_high
             if sign < 0 and low is not None and high is not None:
                 low, high = -high, -low
-            difference = row["difference"]
-            significant = row["p_value"] is not None and row["p_value"] < 0.05
             shown = None if difference is None else sign * difference
-            cells[(first, second)] = {
-                "difference": shown,
-                "text": signed(shown) + ("*" if significant else ""),
-                "colour": diverging(shown),
-                "title": f"{first} − {second}: {signed(shown)} [{number(low)}, {number(high)}]"
-                f" · McNemar p {p_value(row['p_value'])} · {row['units']} compared, "
-                f"{row['missing']} with a missing item",
-                "significant": significant,
-            }
+            text = show_signed(shown)
+            cells[(first, second)] = _Cell(
+                difference=shown,
+                text=text + ("*" if significant else ""),
+                colour=colour(shown),
+                title=f"{first} − {second}: {text} [{show_number(low)}, {show_number(high)}]"
+                + tail,
+                significant=significant,
+            )
     return cells
 
 

@@ -13,10 +13,11 @@ from typing import Any
 import pandas as pd
 
 from amvicc.catalogue import CATEGORY_BY_CODE
+from amvicc.report.codes import remembered
 from amvicc.report.comparisons import comparison_rows, explicit_gains, pair_gains
 from amvicc.report.metrics import ALL
 from amvicc.report.section import Page, Part, Section
-from amvicc.report.values import records
+from amvicc.report.values import DASH, number, p_value, records, signed
 
 
 @dataclass(frozen=True, eq=False)
@@ -38,7 +39,7 @@ def _category_name(code: str) -> str:
 
 
 def _view(data: Gains, page: Page) -> dict[str, Any]:
-    """Per image model: the overall gains, and per category in a second list."""
+    """Per image model: the overall gains, and per category one row of texts."""
     models: dict[str, dict[str, Any]] = {}
     cells: dict[tuple[str, str], dict[str, Any]] = {}
     for row in records(data.table):
@@ -59,9 +60,40 @@ def _view(data: Gains, page: Page) -> dict[str, Any]:
             else:
                 model["categories"].append(cells[key])
         cells[key]["individual" if row["metric"] == "individual_gain" else "pair"] = row
+    texts = _Texts()
     for model in models.values():
         model["name"] = page.name(model["model"], model["smoke"])
+        model["categories"] = [texts.category(cell) for cell in model["categories"]]
     return {"models": list(models.values())}
+
+
+class _Texts:
+    """A per-category row as the page writes it, each distinct number formatted once."""
+
+    def __init__(self) -> None:
+        self.number = remembered(number)
+        self.signed = remembered(signed)
+        self.p_value = remembered(p_value)
+
+    def interval(self, row: dict[str, Any]) -> str:
+        """``[low, high]``, or – without an interval (the ``ci`` macro's text)."""
+        low, high = row["ci_low"], row["ci_high"]
+        if low is None or high is None:
+            return DASH
+        return f"[{self.number(low)}, {self.number(high)}]"
+
+    def category(self, cell: dict[str, Any]) -> tuple[Any, ...]:
+        """Category, then per metric: before → after, gain, interval, p (Holm), then pairs."""
+        out: list[Any] = [cell["category"], cell["name"]]
+        for metric in (cell["individual"], cell["pair"]):
+            out += [
+                self.number(metric["versus_value"]),
+                self.number(metric["value"]),
+                self.signed(metric["difference"]),
+                self.interval(metric),
+                self.p_value(metric["p_holm"]),
+            ]
+        return (*out, cell["pair"]["model_only"], cell["pair"]["versus_only"])
 
 
 SECTION = Section(

@@ -14,12 +14,11 @@ import numpy as np
 import pandas as pd
 
 from amvicc.report.ablations import per_sample_accuracy, sample_spread
+from amvicc.report.codes import remembered
 from amvicc.report.metrics import SHORT_NAMES, plain, samples_table
 from amvicc.report.rows import empty_rows, row_frame
 from amvicc.report.section import Page, Part, Section
-from amvicc.report.values import records
-
-NO_SPREAD: dict[str, Any] = {"per_sample": "", "min": None, "max": None, "sd": None}
+from amvicc.report.values import number, records
 
 
 @dataclass(frozen=True, eq=False)
@@ -93,44 +92,83 @@ def _rows(data: Samples) -> pd.DataFrame:
     return pd.concat(rows, ignore_index=True)
 
 
-def _spread_cells(data: Samples) -> dict[tuple[str, str, str], dict[str, Any]]:
-    """Per (model label, category, metric): each sample's accuracy, min, max and sd."""
+def _spread_cells(data: Samples) -> dict[tuple[str, str, str], tuple[Any, ...]]:
+    """Per (model label, category, metric): each sample's accuracy, then mean, min, max, sd."""
     if data.spread.empty:
         return {}
+    per_sample = data.per_sample
     samples: dict[tuple[str, str, str], list[str]] = {}
-    for row in records(data.per_sample):
-        key = (row["label"], row["category"], row["metric"])
-        value = "–" if row["value"] is None else f"{row['value']:.3f}"
-        samples.setdefault(key, []).append(
-            f"sample {row['sample']}: {value} ({row['correct']}/{row['total']})"
+    for label, category, metric, sample, value, correct, total in zip(
+        per_sample["label"].tolist(),
+        per_sample["category"].tolist(),
+        per_sample["metric"].tolist(),
+        per_sample["sample"].tolist(),
+        _values(per_sample["value"]),
+        per_sample["correct"].tolist(),
+        per_sample["total"].tolist(),
+        strict=True,
+    ):
+        shown = "–" if value is None else f"{value:.3f}"
+        samples.setdefault((label, category, metric), []).append(
+            f"sample {sample}: {shown} ({correct}/{total})"
         )
+    spread = data.spread
+    keys = zip(
+        spread["label"].tolist(),
+        spread["category"].tolist(),
+        spread["metric"].tolist(),
+        strict=True,
+    )
+    numbers = (_values(spread[name]) for name in ("mean_at_k", "min", "max", "sd"))
     return {
-        (row["label"], row["category"], row["metric"]): {
-            "per_sample": "; ".join(
-                samples.get((row["label"], row["category"], row["metric"]), [])
-            ),
-            "mean_at_k": row["mean_at_k"],
-            "min": row["min"],
-            "max": row["max"],
-            "sd": row["sd"],
-        }
-        for row in records(data.spread)
+        key: ("; ".join(samples.get(key, [])), *values)
+        for key, *values in zip(keys, *numbers, strict=True)
     }
+
+
+def _values(column: pd.Series) -> list[Any]:
+    """A column's numbers as Python numbers, missing ones None (as :func:`records` gives)."""
+    return [None if v != v else v for v in column.tolist()]
 
 
 def _view(data: Samples, page: Page) -> dict[str, Any]:
+    """One tuple of texts per row, each number written once per distinct value."""
     spread = _spread_cells(data)
-    return {
-        "rows": [
-            {
-                **row,
-                "name": page.name(row["label"], bool(row["smoke"])),
-                "short": SHORT_NAMES[row["metric"]],
-                **spread.get((row["label"], row["category"], row["metric"]), NO_SPREAD),
-            }
-            for row in records(data.table)
-        ]
-    }
+    shown = remembered(number)
+    table = data.table
+    rows = []
+    for label, smoke, metric, k, category, mean, passed, correct, total in zip(
+        table["label"].tolist(),
+        table["smoke"].tolist(),
+        table["metric"].tolist(),
+        table["k"].tolist(),
+        table["category"].tolist(),
+        _values(table["mean_at_k"]),
+        _values(table["pass_at_k"]),
+        table["pass_correct"].tolist(),
+        table["pass_total"].tolist(),
+        strict=True,
+    ):
+        title, mean, low, high, sd = spread.get(
+            (label, category, metric), ("", mean, None, None, None)
+        )
+        rows.append(
+            (
+                page.name(label, bool(smoke)),
+                SHORT_NAMES[metric],
+                k,
+                category,
+                title,
+                shown(mean),
+                shown(passed),
+                correct,
+                total,
+                shown(low),
+                shown(high),
+                shown(sd),
+            )
+        )
+    return {"rows": rows}
 
 
 SECTION = Section(
