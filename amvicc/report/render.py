@@ -16,7 +16,6 @@ real models' part and then the smoke-test models':
 from __future__ import annotations
 
 import html
-import json
 import re
 import time
 from collections.abc import Iterator
@@ -44,7 +43,7 @@ from amvicc.report.rows import to_csv
 from amvicc.report.section import SMOKE_MARK, Page, Part, Section
 from amvicc.report.sections import SECTIONS
 from amvicc.report.sections.smoke import WARNING as SMOKE_WARNING
-from amvicc.report.values import number, p_value, percent, signed
+from amvicc.report.values import json_text, number, p_value, percent, signed
 from amvicc.resources import cache_dir
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -127,7 +126,7 @@ def to_json(report: Report) -> str:
             data = part[section.key]
             if data is not None:
                 merge(document, section.document(data))
-    return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    return json_text(document) + "\n"
 
 
 def _indices(indices: Any) -> Any:
