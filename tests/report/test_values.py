@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from typing import Any
 
@@ -9,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from amvicc.report.rows import ROW_COLUMNS, row_frame, to_csv
 from amvicc.report.values import json_text, records
 
 
@@ -65,3 +68,34 @@ def test_records_give_missing_text_as_none(storage: str) -> None:
         {"name": None, "n": 2},
         {"name": "", "n": 3},
     ]
+
+
+HI = ["grain=0.1", "", "", "MMVP"]
+
+
+def test_csv_quotes_text_as_the_csv_module_and_formats_each_number() -> None:
+    rows = row_frame(
+        model=["plain", 'say "hi", then\nleave', "", "=1+1"],
+        modality="igm",
+        category=["ab", "ab", "all", "ab"],
+        metric="individual",
+        value=[0.5, -0.0, np.nan, 0.5],
+        correct=pd.Series([1, pd.NA, 0, 1], dtype="Int64"),
+        total=[2, 2, 0, 2],
+        condition=[None, "grain=0.1", "", "a,b"],
+        catalogue="MMVP",
+    )
+    text = to_csv([rows], intervals=False)
+    expected = io.StringIO()
+    writer = csv.writer(expected, lineterminator="\n")
+    writer.writerow([c for c in ROW_COLUMNS if c not in ("ci_low", "ci_high")])
+    writer.writerows(
+        [
+            ["plain", "igm", "ab", "individual", "0.500000", "1", "2", "", "", "", "MMVP"],
+            ['say "hi", then\nleave', "igm", "ab", "individual", "-0.000000", "", "2", *HI],
+            ["", "igm", "all", "individual", "", "0", "0", "", "", "", "MMVP"],
+            ["=1+1", "igm", "ab", "individual", "0.500000", "1", "2", "a,b", "", "", "MMVP"],
+        ]
+    )
+    assert text == expected.getvalue()
+    assert to_csv([rows], intervals=False, excel_safe=True).splitlines()[-1].startswith("'=1+1,")
