@@ -99,3 +99,18 @@ def test_csv_quotes_text_as_the_csv_module_and_formats_each_number() -> None:
     )
     assert text == expected.getvalue()
     assert to_csv([rows], intervals=False, excel_safe=True).splitlines()[-1].startswith("'=1+1,")
+
+
+def test_templates_read_dict_keys_as_jinja_does() -> None:
+    # The environment reads a dict's key before its attributes, except for a dict's own
+    # attributes (its methods), which Jinja's getattr-first lookup finds first.
+    from jinja2 import Environment
+
+    from amvicc.report.templating import _environment
+
+    source = "{{ d.name }}|{{ d.items is callable }}|{{ d.get is callable }}|{{ d.missing }}"
+    data = {"d": {"name": "x", "items": 1, "missing": None}}
+    assert _environment().from_string(source).render(data) == "x|True|True|None"
+    assert Environment().from_string(source).render(data) == "x|True|True|None"
+    with pytest.raises(Exception, match="has no attribute 'nothing'"):
+        _environment().from_string("{{ d.nothing }}").render(data)
