@@ -119,6 +119,8 @@ def _json_chunks(value: Any, level: int) -> list[str]:
     if _SCALARS.issuperset(map(type, children)):  # in C: records hold a million values
         text = _flat_encoder(level)(value)
         return [text[0], _indent(level + 1), text[1:-1], _indent(level), text[-1]]
+    if not isinstance(value, dict) and all(type(c) is dict and c and _flat(c) for c in value):
+        return _records_text(value, level)
     separator = "," + _indent(level + 1)
     chunks = ["{" if is_dict else "[", _indent(level + 1)]
     pairs = value.items() if isinstance(value, dict) else enumerate(value)
@@ -130,6 +132,23 @@ def _json_chunks(value: Any, level: int) -> list[str]:
         chunks += _json_chunks(child, level + 1)
     chunks += [_indent(level), "}" if is_dict else "]"]
     return chunks
+
+
+def _flat(record: dict[Any, Any]) -> bool:
+    return _SCALARS.issuperset(map(type, record.values()))
+
+
+def _records_text(records: list[Any] | tuple[Any, ...], level: int) -> list[str]:
+    """A list of non-empty records of scalars (a table's rows) in one call of the C encoder.
+
+    Encoded with the records' item separator, the list's own separators come out as
+    ``},<newline and record indent>{``; a raw newline is only ever a separator (the encoder
+    escapes those in text), so that is a record boundary, rewritten to the list's layout.
+    """
+    inner, outer = _indent(level + 2), _indent(level + 1)
+    text = _flat_encoder(level + 1)(records)[1:-1]
+    text = text.replace("}," + inner + "{", outer + "}," + outer + "{" + inner)
+    return ["[", outer, "{", inner, text[1:-1], outer, "}", _indent(level), "]"]
 
 
 def _indent(level: int) -> str:
