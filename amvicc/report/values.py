@@ -25,6 +25,8 @@ DASH = "–"
 
 def missing(value: Any) -> bool:
     """Whether ``value`` is a missing number: None, NaN (Python or numpy) or pandas' NA."""
+    if type(value) is float:  # the common case first: NaN is the only float unequal to itself
+        return value != value
     if value is None or value is pd.NA:
         return True
     try:
