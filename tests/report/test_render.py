@@ -295,6 +295,15 @@ def test_csv_and_json_never_load_jinja(filled: Workspace, fmt: str, tmp_path: Pa
     assert (tmp_path / "out").stat().st_size > 0
 
 
+def test_the_writing_of_csv_and_json_is_timed(filled: Workspace) -> None:
+    # -v prints the timings: the CSV's rows and text and the JSON's writing are steps too.
+    report = build_report(filled.store)
+    render_report(report, "csv")
+    render_report(report, "json")
+    assert {"render.rows", "render.csv", "render.json"} <= set(report.timings)
+    assert all(report.timings[k] >= 0 for k in ("render.rows", "render.csv", "render.json"))
+
+
 def test_index_selection_widens_to_pairs_and_serialises(filled: Workspace) -> None:
     # Regression: the JSON writer choked on the selected indices (a frozenset).
     report = build_report(filled.store, indices=frozenset({9, 61}))
