@@ -58,9 +58,10 @@ def records(frame: pd.DataFrame, drop: tuple[str, ...] = ("entry",)) -> list[dic
     """
     if frame.empty:
         return []
-    kept = frame.drop(columns=[c for c in drop if c in frame.columns])
-    names = [str(c) for c in kept.columns]
-    columns = [_json_column(kept.iloc[:, i]) for i in range(kept.shape[1])]
+    # Column by column, skipping those dropped: a frame's drop copies it, iloc costs more.
+    kept = [(str(name), column) for name, column in frame.items() if name not in drop]
+    names = [name for name, _ in kept]
+    columns = [_json_column(column) for _, column in kept]
     return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
 
 
