@@ -14,7 +14,6 @@ recommends. :meth:`ApiSettings.with_preset` fills in only what the user left uns
 
 from __future__ import annotations
 
-import asyncio
 import os
 import random
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -213,6 +212,8 @@ async def gather_bounded(
     The worker is expected to record its own result (so a crash loses nothing already done)
     and to turn expected failures into results; ``progress`` advances as each one finishes.
     """
+    import asyncio  # here: every command's parser imports this module; few call an API
+
     semaphore = asyncio.Semaphore(limit)
 
     async def one(item: ItemT) -> ResultT:
@@ -239,6 +240,8 @@ async def drain_bounded(
     item only when it is free, so nothing is claimed long before it is worked on. Results
     come in the order the items finished.
     """
+    import asyncio
+
     results: list[ResultT] = []
 
     async def loop() -> None:

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import Literal, get_args
 
 from amvicc.catalogue import Prompt
-from amvicc.extract import extract_choice
 from amvicc.rubrics import Rubric
 
 Method = Literal["rubric", "question", "ocr"]
@@ -63,6 +62,10 @@ def decide_question(reply: str | None, prompt: Prompt) -> Decision:
     """Whether the VLM's answer about an explicit image is the option its prompt asked for."""
     if prompt.shows is None:
         raise ValueError("the question judge needs an explicit prompt")
+    # Imported here: every command's parser reads METHODS, and the extractor's patterns take
+    # a start-up 40 ms that only judging needs.
+    from amvicc.extract import extract_choice
+
     extraction = extract_choice(reply, prompt.question)
     if extraction.choice is None:
         return Decision("undecided", extraction.rule)

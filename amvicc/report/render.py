@@ -15,28 +15,13 @@ real models' part and then the smoke-test models':
 
 from __future__ import annotations
 
-import html
-import json
-import re
 import time
 from collections.abc import Iterator
-from contextlib import suppress
 from dataclasses import asdict, dataclass
-from functools import cache
-from pathlib import Path
 from typing import Any
 
-from jinja2 import (
-    Environment,
-    FileSystemBytecodeCache,
-    FileSystemLoader,
-    StrictUndefined,
-    select_autoescape,
-)
-from jinja2.bccache import Bucket
 from markupsafe import Markup
 
-from amvicc import __version__
 from amvicc.catalogue import format_index_ranges
 from amvicc.report.build import Report
 from amvicc.report.options import CHANCE_INDIVIDUAL, CHANCE_PAIR, ReportFormat
@@ -44,15 +29,17 @@ from amvicc.report.rows import to_csv
 from amvicc.report.section import SMOKE_MARK, Page, Part, Section
 from amvicc.report.sections import SECTIONS
 from amvicc.report.sections.smoke import WARNING as SMOKE_WARNING
-from amvicc.report.values import number, p_value, percent, signed
-from amvicc.resources import cache_dir
-
-TEMPLATES = Path(__file__).resolve().parent / "templates"
+from amvicc.report.values import json_text
 
 
 def render_report(report: Report, fmt: ReportFormat) -> str:
-    """The report in one format, as text (the seconds of each section's rendering timed)."""
+    """The report in one format, as text.
+
+    The seconds go to the report's timings: each section's rendering for a page, the rows and
+    the text (``render.rows``, ``render.csv``) for the CSV, the whole writing for the JSON.
+    """
     if fmt == "csv":
+        start = time.perf_counter()
         blocks = [
             _on_catalogue(section.rows(part[section.key]), part)
             for section in SECTIONS
@@ -60,11 +47,18 @@ def render_report(report: Report, fmt: ReportFormat) -> str:
             for part in report.parts
             if part[section.key] is not None
         ]
-        return to_csv(
+        middle = time.perf_counter()
+        text = to_csv(
             blocks, intervals=report.options.bootstrap > 0, excel_safe=report.options.excel_safe
         )
+        report.timings["render.rows"] = middle - start
+        report.timings["render.csv"] = time.perf_counter() - middle
+        return text
     if fmt == "json":
-        return to_json(report)
+        start = time.perf_counter()
+        text = to_json(report)
+        report.timings["render.json"] = time.perf_counter() - start
+        return text
     return _page(report, html=fmt == "html")
 
 
@@ -127,7 +121,7 @@ def to_json(report: Report) -> str:
             data = part[section.key]
             if data is not None:
                 merge(document, section.document(data))
-    return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    return json_text(document) + "\n"
 
 
 def _indices(indices: Any) -> Any:
@@ -205,7 +199,7 @@ def _shown(report: Report, part: Part, *, html: bool, prefix: str, depth: int) -
         report.timings[key] = report.timings.get(key, 0.0) + time.perf_counter() - start
         yield Shown(
             section=section,
-            title=section.title_for(part, str if html else markdown_text),
+            title=section.title_for(part, str if html else _markdown_text),
             anchor=page.anchor(section.key),
             body=Markup(body),
             empty=section.empty(data),
@@ -221,77 +215,14 @@ def _banner_models(report: Report) -> list[str]:
     return list(dict.fromkeys(labels))
 
 
-class _Compiled(FileSystemBytecodeCache):
-    """Compiled templates, kept in amvicc's cache.
-
-    Compiling fifty partials takes a report a third of a second; loading them, milliseconds.
-    A cache that cannot be read or written (a read-only home) only costs that time.
-    """
-
-    def load_bytecode(self, bucket: Bucket) -> None:
-        with suppress(OSError):
-            super().load_bytecode(bucket)
-
-    def dump_bytecode(self, bucket: Bucket) -> None:
-        with suppress(OSError):
-            super().dump_bytecode(bucket)
-
-
-def _bytecode_cache() -> _Compiled | None:
-    try:
-        return _Compiled(str(cache_dir("templates", __version__)))
-    except OSError:
-        return None
-
-
-@cache
-def _environment() -> Environment:
-    environment = Environment(
-        loader=FileSystemLoader(TEMPLATES),
-        bytecode_cache=_bytecode_cache(),
-        autoescape=select_autoescape(["html.jinja"]),
-        undefined=StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-    )
-    environment.filters["num"] = number
-    environment.filters["pct"] = percent
-    environment.filters["md"] = markdown_text
-    environment.filters["code"] = markdown_code
-    environment.filters["pval"] = p_value
-    environment.filters["signed"] = signed
-    return environment
-
-
 def _template(name: str) -> Any:
-    return _environment().get_template(name)
+    """A page's template; Jinja is imported on first use (a CSV or JSON never needs it)."""
+    from amvicc.report.templating import template
+
+    return template(name)
 
 
-# Characters that would start Markdown syntax (emphasis, links, code, tables) in plain text.
-_MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_{}\[\]()#+!|~])")
+def _markdown_text(value: object) -> str:
+    from amvicc.report.templating import markdown_text
 
-
-def markdown_text(value: object) -> str:
-    """Any text (a model name, a prompt, a reply) as inert Markdown on one line.
-
-    HTML is escaped as entities (``<script>`` shows as text, never runs), Markdown's own
-    punctuation is backslash-escaped (no links, images or emphasis from data), and line breaks
-    become spaces so a table row stays one row.
-    """
-    text = " ".join(str(value).splitlines())
-    text = html.escape(text, quote=False)
-    return _MARKDOWN_PUNCTUATION.sub(r"\\\1", text)
-
-
-def markdown_code(value: object) -> str:
-    """Any text as one Markdown code span (shown verbatim, HTML never interpreted).
-
-    The fence is one backtick longer than the longest run of backticks inside, so no value
-    closes it early; ``|`` is escaped so a table cell stays one cell.
-    """
-    text = " ".join(str(value).splitlines()).replace("|", "\\|")
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
+    return markdown_text(value)

@@ -50,18 +50,25 @@ def empty_rows() -> pd.DataFrame:
 def row_frame(**columns: Any) -> pd.DataFrame:
     """Rows in :data:`ROW_COLUMNS` from columns (sequences) and constants (repeated).
 
-    Columns not given are empty.
+    Columns not given are empty (one column of NaN for them all, built at once); others are
+    left out.
     """
     length = max(
         (len(v) for v in columns.values() if isinstance(v, list | np.ndarray | pd.Series)),
         default=0,
     )
     filled = {
-        name: (value if isinstance(value, list | np.ndarray | pd.Series) else [value] * length)
+        name: (
+            value.reset_index(drop=True)
+            if isinstance(value, pd.Series)
+            else value
+            if isinstance(value, list | np.ndarray)
+            else [value] * length
+        )
         for name, value in columns.items()
     }
-    frame = pd.DataFrame({name: pd.Series(v).reset_index(drop=True) for name, v in filled.items()})
-    return frame.reindex(columns=ROW_COLUMNS)
+    empty = np.full(length, np.nan)
+    return pd.DataFrame({name: filled.get(name, empty) for name in ROW_COLUMNS})
 
 
 def metric_rows(metrics: pd.DataFrame) -> pd.DataFrame:
@@ -115,11 +122,31 @@ def to_csv(
         "p_adjusted": _formatted(rows["p_adjusted"], "{:.6g}"),
         "catalogue": _text(rows["catalogue"].fillna(""), excel_safe),
     }
+    for name in _TEXT_COLUMNS:
+        cells[name] = _quoted(cells[name])
+    body = map(",".join, zip(*(cells[name] for name in columns), strict=True))
+    return "\n".join([",".join(_quoted(list(columns))), *body]) + "\n"
+
+
+#: The columns that hold text, which the CSV quotes where it must (numbers never need it).
+_TEXT_COLUMNS = ("model", "modality", "category", "metric", "condition", "catalogue")
+
+
+def _quoted(texts: list[str]) -> list[str]:
+    """Each text as :mod:`csv` writes it in a row of several fields (quoted where it must be).
+
+    A column holds a few distinct texts (model names, metrics) over tens of thousands of rows:
+    each distinct one goes through the csv writer once, and the rows are joined as plain text.
+    """
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(columns)
-    writer.writerows(zip(*(cells[name] for name in columns), strict=True))
-    return out.getvalue()
+    written: dict[str, str] = {"": ""}  # alone in a row, csv would write "" for it
+    for text in set(texts) - {""}:
+        out.seek(0)
+        out.truncate()
+        writer.writerow([text])
+        written[text] = out.getvalue()[:-1]
+    return list(map(written.__getitem__, texts))
 
 
 def _text(column: pd.Series, excel_safe: bool) -> list[str]:
@@ -128,9 +155,17 @@ def _text(column: pd.Series, excel_safe: bool) -> list[str]:
 
 
 def _formatted(column: pd.Series, pattern: str) -> list[str]:
-    """Numbers as text with ``pattern``; missing (None, NaN, NA) as an empty cell."""
+    """Numbers as text with ``pattern``; missing (None, NaN, NA) as an empty cell.
+
+    A column of tens of thousands of numbers holds a few thousand distinct ones: each distinct
+    value (told apart by its bits, so ``-0.0`` keeps its sign) is formatted once.
+    """
     # na_value: nullable counts (pd.NA) become NaN on every pandas the floor allows.
     values = pd.to_numeric(column, errors="coerce").to_numpy(dtype="float64", na_value=np.nan)
+    bits, where = np.unique(values.view(np.int64), return_inverse=True)
     text = pattern.format
-    empty = np.isnan(values).tolist()
-    return ["" if gap else text(value) for value, gap in zip(values.tolist(), empty, strict=True)]
+    distinct = np.array(
+        ["" if value != value else text(value) for value in bits.view(np.float64).tolist()],
+        dtype=object,
+    )
+    return list(distinct[where.reshape(-1)].tolist())

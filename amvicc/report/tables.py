@@ -26,7 +26,15 @@ SMOKE_TITLES = {
     "igm": "Smoke-test image models (random weights: the numbers mean nothing)",
     "vlm": "Smoke-test VLMs (random weights: the numbers mean nothing)",
 }
+#: The columns of a metric table that its cells and model names need.
+CELL_COLUMNS = ("entry", "label", "smoke", "metric", "category", "value", "correct", "total",
+                "missing", "ci_low", "ci_high")  # fmt: skip
 NO_CELL: dict[str, Any] = {"text": DASH, "ci": "", "failing": False, "count": "", "missing": 0}
+
+
+def unused(metrics: pd.DataFrame) -> tuple[str, ...]:
+    """The columns of a metric table that no cell or model name reads (not worth converting)."""
+    return tuple(str(c) for c in metrics.columns if c not in CELL_COLUMNS)
 
 
 def interval(low: Any, high: Any, level: int) -> str:
@@ -94,7 +102,7 @@ def metric_tables(
         part = metrics[(metrics["modality"] == modality) & (smoke_column == smoke)]
         if part.empty:
             continue
-        found = records(part, drop=())
+        found = records(part, drop=unused(part))
         cells = {(r["entry"], r["metric"], r["category"]): r for r in found}
         firsts = first_rows(found)
         rows = []

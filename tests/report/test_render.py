@@ -278,6 +278,32 @@ def test_python_dash_m(filled: Workspace) -> None:
     )
 
 
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_csv_and_json_never_load_jinja(filled: Workspace, fmt: str, tmp_path: Path) -> None:
+    # Importing Jinja and the compiled templates is start-up time only pages need.
+    code = (
+        "import sys\n"
+        "from amvicc.cli import main\n"
+        f"code = main(['report', '--store', {str(filled.store.root)!r}, '--format', {fmt!r},"
+        f" '-o', {str(tmp_path / 'out')!r}, '--bootstrap', '0'])\n"
+        "assert code == 0, code\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'jinja2'))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+    assert (tmp_path / "out").stat().st_size > 0
+
+
+def test_the_writing_of_csv_and_json_is_timed(filled: Workspace) -> None:
+    # -v prints the timings: the CSV's rows and text and the JSON's writing are steps too.
+    report = build_report(filled.store)
+    render_report(report, "csv")
+    render_report(report, "json")
+    assert {"render.rows", "render.csv", "render.json"} <= set(report.timings)
+    assert all(report.timings[k] >= 0 for k in ("render.rows", "render.csv", "render.json"))
+
+
 def test_index_selection_widens_to_pairs_and_serialises(filled: Workspace) -> None:
     # Regression: the JSON writer choked on the selected indices (a frozenset).
     report = build_report(filled.store, indices=frozenset({9, 61}))

@@ -20,7 +20,7 @@ import pytest
 from jinja2 import ChoiceLoader, FileSystemLoader
 
 from amvicc.ladder import LADDER_LEVELS
-from amvicc.report import build_report, render_report
+from amvicc.report import build_report, render_report, templating
 from amvicc.report import render as render_module
 from amvicc.report.ladder import LEVELS
 from amvicc.report.section import Section
@@ -92,7 +92,7 @@ def test_a_new_section_is_one_entry_and_two_partials(
     for module in (sections_module, build_module, render_module):
         monkeypatch.setattr(module, "SECTIONS", extended)
     monkeypatch.setattr(build_module, "SECTION_BY_KEY", {s.key: s for s in extended})
-    environment = render_module._environment()
+    environment = templating._environment()
     monkeypatch.setattr(
         environment,
         "loader",

@@ -29,6 +29,7 @@ def _compute(part: Part) -> pd.DataFrame | None:
 
 def _view(failures: pd.DataFrame, page: Page) -> dict[str, Any]:
     metrics = plain(page.part["results"])
+    categories = page.part.categories  # a property that scans the catalogue: read once
     matrices = []
     for modality, names in (("igm", IGM_METRICS), ("vlm", VLM_METRICS)):
         mine = metrics[metrics["modality"] == modality]
@@ -39,9 +40,9 @@ def _view(failures: pd.DataFrame, page: Page) -> dict[str, Any]:
         for row in records(failing, drop=()):
             cells.setdefault((row["entry"], row["category"]), []).append(row)
         rows = []
-        for entry, first in first_rows(records(mine, drop=())).items():
+        for entry, first in first_rows(records(mine[["entry", "label", "smoke"]], drop=())).items():
             row_cells = []
-            for category in page.part.categories:
+            for category in categories:
                 found = sorted(
                     cells.get((entry, category), []), key=lambda r: names.index(r["metric"])
                 )
@@ -71,7 +72,7 @@ def _view(failures: pd.DataFrame, page: Page) -> dict[str, Any]:
         )
     return {
         "matrices": matrices,
-        "columns": [(c, CATEGORY_BY_CODE[c].name) for c in page.part.categories],
+        "columns": [(c, CATEGORY_BY_CODE[c].name) for c in categories],
         "count": len(failures),
     }
 

@@ -16,7 +16,14 @@ import pandas as pd
 from amvicc.catalogue import CATEGORY_BY_CODE
 from amvicc.report.metrics import ALL, SHORT_NAMES, plain
 from amvicc.report.section import Page, Part, Section
-from amvicc.report.tables import MODALITY_TITLES, SMOKE_TITLES, failing, first_rows, interval
+from amvicc.report.tables import (
+    MODALITY_TITLES,
+    SMOKE_TITLES,
+    failing,
+    first_rows,
+    interval,
+    unused,
+)
 from amvicc.report.values import missing, number, p_value, percent, records
 
 #: The symbol that marks a failure mode wherever colour marks it too.
@@ -61,7 +68,7 @@ def _matrix(metrics: pd.DataFrame, modality: str, page: Page) -> dict[str, Any] 
     if mine.empty:
         return None
     columns = [*page.part.categories, ALL]
-    found = records(mine, drop=())
+    found = records(mine, drop=unused(mine))
     cells = {(r["entry"], r["metric"], r["category"]): r for r in found}
     rows = []
     for entry, first in first_rows(found).items():
