@@ -208,7 +208,8 @@ def _apart(
     The sections marked apart, for both parts; they need no metric table, which the other
     sections share, so neither process computes what the other does.
     """
-    if not second_process_pays(options.processes, parts):
+    items = sum(len(p.items.frame) for p in parts if p.items is not None)
+    if not second_process_pays(options.processes, items):
         return []
     return [(index, s.key) for s in chosen if s.apart for index in (0, 1)]
 

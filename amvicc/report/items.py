@@ -44,6 +44,7 @@ from amvicc.report.entries import (
     with_samples,
 )
 from amvicc.report.options import ANY_VERDICTS, HUMAN_VERDICTS, ReportOptions
+from amvicc.report.parallel import beside, second_process_pays
 from amvicc.report.slots import (
     answer_items,
     answer_keys,
@@ -296,11 +297,10 @@ def decide_items(
             "use a catalogue with prompts (e.g. the shipped one)"
         )
     image_keys = entry_keys(list(entries), "igm")
-    # Read one after the other: both reads spend their time making Python objects under
-    # Python's lock, so a second thread overlapped nothing (1.03 s at best either way, at
-    # fifty models) and, on a busy machine, its fight for the lock made the median 1.6 s.
-    image_rows = store.current_image_slots(image_keys)
-    image_verdicts, positions = _image_verdicts(store, image_keys, image_rows["image_id"])
+    image_rows, verdict_rows = _read_images(store, image_keys, options.processes)
+    image_verdicts, positions = _image_verdicts(
+        store, image_keys, image_rows["image_id"], verdict_rows
+    )
     response_rows = store.current_response_slots(entry_keys(list(entries), "vlm"), MMVP_IMAGE_KEY)
     response_verdicts = _latest_verdicts(store, "response", response_rows["response_id"])
     chosen = with_samples(list(entries), image_rows, response_rows)
@@ -376,12 +376,33 @@ def _latest_verdicts(
     return rows
 
 
+def _read_images(
+    store: Store, image_keys: list[str], processes: int | None
+) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """The current image of each slot of these models, and every verdict on an image.
+
+    On a big workspace the slots are read in a second process while this one reads the
+    verdicts: both reads spend their time making Python objects under Python's lock, so a
+    thread would overlap nothing. The verdicts are None when they were not read here.
+    """
+    if not image_keys or not second_process_pays(processes, store.image_rows_written()):
+        return store.current_image_slots(image_keys), None
+    with beside(lambda: store.current_image_slots(image_keys)) as slots:
+        verdict_rows = store.verdict_rows("image")
+        done, image_rows = slots.result()
+    if not done or image_rows is None:
+        image_rows = store.current_image_slots(image_keys)
+    return image_rows, verdict_rows
+
+
 def _image_verdicts(
-    store: Store, image_keys: list[str], image_ids: pd.Series
+    store: Store, image_keys: list[str], image_ids: pd.Series, rows: pd.DataFrame | None
 ) -> tuple[pd.DataFrame, np.ndarray | None]:
     """Each source's latest verdict on these images, with its ``role``, and each one's image.
 
-    The image is its place in ``image_ids`` (None when there is none). Image models without a single image still read the (empty) verdicts, typed as a read.
+    The image is its place in ``image_ids`` (None when there is none). Image models without
+    a single image still read the (empty) verdicts, typed as a read. ``rows``: every verdict
+    on an image, when already read.
     """
     if not image_keys:
         return _latest_verdicts(store, "image", []), None
@@ -389,7 +410,7 @@ def _image_verdicts(
         verdicts = store.latest_verdict_values("image", None).iloc[:0].reset_index(drop=True)
         verdicts["role"] = roles(verdicts)
         return verdicts, None
-    verdicts = store.latest_verdict_values("image", image_ids, positions=True)
+    verdicts = store.latest_verdict_values("image", image_ids, positions=True, rows=rows)
     positions = verdicts.pop("subject_position").to_numpy()
     verdicts["role"] = roles(verdicts)
     return verdicts, positions

@@ -1,17 +1,21 @@
-"""A second process for a big report: half the sections computed beside the other half.
+"""A second process for a big report: the work split in two halves that run side by side.
 
-A report's sections are independent once the items are decided, and each spends its time in
-Python and pandas, which one process runs on one core. On a workspace of hundreds of thousands
-of verdicts, :func:`sections_apart` forks the process after the items are read: the child
-computes the sections marked :attr:`~amvicc.report.section.Section.apart` for both parts and
-sends their data back (pickled through a pipe) while the parent computes the rest. Both
-processes start from the same memory, so the numbers are the ones one process gives, byte for
-byte.
+A report spends its time in Python and pandas, which one process runs on one core. On a
+workspace of hundreds of thousands of verdicts the work is split where it falls in two
+independent halves, each half in its own process (:func:`beside` forks the child):
 
-Forking is used only where it is safe and pays: on Linux, with two cores or more, and a big
-workspace (see :func:`second_process_pays`). A child that dies or sends what cannot be read
-costs only time: the parent then computes those sections itself. A user's error in the child
-(a file it cannot read) is raised in the parent as it would have been there.
+- reading: the image slots are read in the child while the parent reads every verdict
+  (:func:`amvicc.report.items.decide_items`);
+- sections: once the items are decided, the child computes the sections marked
+  :attr:`~amvicc.report.section.Section.apart`, for both parts, while the parent computes
+  the rest (:func:`sections_apart`).
+
+The child sends its result back pickled through a pipe. Both processes start from the same
+memory, so the numbers are the ones one process gives, byte for byte. Forking is used only
+where it is safe and pays: on Linux, with two cores or more, and a big workspace (see
+:func:`second_process_pays`). A child that dies or sends what cannot be read costs only time:
+the parent then does its work itself. A user's error in the child (a file it cannot read) is
+raised in the parent as it would have been there.
 """
 
 from __future__ import annotations
@@ -21,16 +25,19 @@ import os
 import pickle
 import signal
 import sys
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from typing import Any
+from typing import TYPE_CHECKING, Any, BinaryIO, Generic, TypeVar
 
-from amvicc.report.section import Clock, Part
+if TYPE_CHECKING:
+    from amvicc.report.section import Clock, Part
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
-# Items below which a second process gains less than forking and pickling cost.
-MIN_ITEMS = 20_000
+# Rows (items, images) below which a second process gains less than forking and pickling cost.
+MIN_ROWS = 20_000
 
 
 def usable_cores() -> int:
@@ -40,21 +47,84 @@ def usable_cores() -> int:
     return os.cpu_count() or 1  # pragma: no cover - Linux has sched_getaffinity
 
 
-def second_process_pays(processes: int | None, parts: Sequence[Part]) -> bool:
-    """Whether to compute the apart sections in a second process.
+def second_process_pays(processes: int | None, rows: int) -> bool:
+    """Whether to split work of this size between two processes.
 
     Args:
         processes: ``1`` never, ``2`` whenever forking is possible, None: when it pays (two
-            usable cores and at least :data:`MIN_ITEMS` items).
-        parts: the report's parts.
+            usable cores and at least :data:`MIN_ROWS` rows of items or images).
+        rows: how big the work is.
     """
     if processes == 1 or not sys.platform.startswith("linux"):
         # Elsewhere fork is missing or unsafe (macOS system frameworks after fork).
         return False
     if processes is not None:
         return True
-    items = sum(len(p.items.frame) for p in parts if p.items is not None)
-    return usable_cores() >= 2 and items >= MIN_ITEMS
+    return usable_cores() >= 2 and rows >= MIN_ROWS
+
+
+class Beside(Generic[T]):
+    """What a task run in a forked child gave: :meth:`result` waits for it."""
+
+    def __init__(self, pid: int, pipe: BinaryIO | None) -> None:
+        self._pid = pid
+        self._pipe = pipe
+        self.waited = 0.0
+
+    def result(self) -> tuple[bool, T | None]:
+        """(True, the task's value), or (False, None) when the child died or sent nothing usable.
+
+        Raises:
+            UserError: the task raised one (raised here, as it would have been in this process).
+        """
+        if self._pipe is None:
+            return False, None
+        start = time.perf_counter()
+        try:
+            message = _received(self._pipe)
+        finally:
+            self._pipe.close()
+            self._pipe = None
+            os.waitpid(self._pid, 0)
+            self.waited = time.perf_counter() - start
+        if message is None:
+            return False, None
+        kind, payload = message
+        if kind == "error":
+            raise payload
+        value: T = payload
+        return True, value
+
+    def stop(self) -> None:
+        """Kill the child if it still runs (this process failed: its result is not wanted)."""
+        if self._pipe is None:
+            return
+        with suppress(ProcessLookupError):
+            os.kill(self._pid, signal.SIGKILL)
+        self._pipe.close()
+        self._pipe = None
+        os.waitpid(self._pid, 0)
+
+
+@contextmanager
+def beside(task: Callable[[], T]) -> Iterator[Beside[T]]:
+    """Run ``task`` in a forked child while the block runs; the block reads its result.
+
+    The child starts from this process's memory (its reads and imports included), sends what
+    the task returned, pickled through a pipe, and leaves without exit handlers. When the
+    block raises, or ends without reading the result, the child is stopped.
+    """
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child's coverage is not collected
+        os.close(reader)
+        _child(writer, task)
+    os.close(writer)
+    running = Beside[T](pid, os.fdopen(reader, "rb"))
+    try:
+        yield running
+    finally:
+        running.stop()
 
 
 @contextmanager
@@ -69,7 +139,9 @@ def sections_apart(
         clock: where the child's seconds are added.
 
     When the block ends, the child's data is in the parts (as if computed there) and its
-    seconds are added to ``clock``. Without work nothing is forked.
+    seconds are added to ``clock``, with ``apart.wait``: how long this process then waited
+    for the child (the two halves' balance). A child that failed costs only time: its
+    sections are then computed here. Without work nothing is forked.
 
     Raises:
         UserError: the child hit one (re-raised here, as the parent would have).
@@ -77,38 +149,29 @@ def sections_apart(
     if not work:
         yield
         return
-    reader, writer = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child's coverage is not collected
-        os.close(reader)
-        _child(writer, work, parts, clock)
-    os.close(writer)
-    try:
-        with os.fdopen(reader, "rb") as pipe:
-            yield
-            result = _received(pipe)
-    except BaseException:
-        with suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-        raise
-    os.waitpid(pid, 0)
-    if result is None:
+
+    def compute() -> tuple[dict[tuple[int, str], Any], dict[str, float]]:
+        before = dict(clock.seconds)
+        data = {(index, key): parts[index][key] for index, key in work}
+        return data, {n: s - before.get(n, 0.0) for n, s in clock.seconds.items()}
+
+    with beside(compute) as child:
+        yield
+        done, result = child.result()
+    clock.seconds["apart.wait"] = child.waited
+    if not done or result is None:
         log.warning("the report's second process failed; computing its sections here")
         for index, key in work:
             parts[index][key]
         return
-    kind, payload = result
-    if kind == "error":
-        raise payload
-    data, seconds = payload
+    data, seconds = result
     for (index, key), value in data.items():
         parts[index].adopt(key, value)
     for name, spent in seconds.items():
         clock.seconds[name] = clock.seconds.get(name, 0.0) + spent
 
 
-def _received(pipe: Any) -> tuple[str, Any] | None:
+def _received(pipe: BinaryIO) -> tuple[str, Any] | None:
     """What the child sent; None when it sent nothing readable (it died, or could not pickle)."""
     try:
         result = pickle.load(pipe)
@@ -119,19 +182,14 @@ def _received(pipe: Any) -> tuple[str, Any] | None:
     return result
 
 
-def _child(
-    writer: int, work: Sequence[tuple[int, str]], parts: Sequence[Part], clock: Clock
-) -> None:  # pragma: no cover - runs in the forked child
-    """Compute, send, and leave at once: no exit handlers, no buffers of the parent flushed."""
+def _child(writer: int, task: Callable[[], Any]) -> None:  # pragma: no cover - forked child
+    """Run, send, and leave at once: no exit handlers, no buffers of the parent flushed."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the child on Ctrl-C
     status = 0
     try:
-        before = dict(clock.seconds)
         try:
-            data = {(index, key): parts[index][key] for index, key in work}
-            seconds = {n: s - before.get(n, 0.0) for n, s in clock.seconds.items()}
-            message = pickle.dumps(("ok", (data, seconds)), protocol=pickle.HIGHEST_PROTOCOL)
-        except Exception as err:  # the parent raises it, or recomputes
+            message = pickle.dumps(("ok", task()), protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as err:  # the parent raises it, or does the work itself
             message = _error_message(err)
         with os.fdopen(writer, "wb") as pipe:
             pipe.write(message)
@@ -142,12 +200,12 @@ def _child(
 
 
 def _error_message(err: Exception) -> bytes:  # pragma: no cover - runs in the forked child
-    """The pickled error for the parent to raise; an empty message (recompute) if it cannot be."""
+    """The pickled error for the parent to raise; an empty message (redo here) if it cannot be."""
     from amvicc.errors import UserError
 
     if not isinstance(err, UserError):
-        return b""  # an unexpected error: the parent recomputes and shows its own traceback
+        return b""  # an unexpected error: the parent redoes the work and shows its own traceback
     try:
         return pickle.dumps(("error", err), protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception:  # not picklable: the parent recomputes
+    except Exception:  # not picklable: the parent redoes the work
         return b""

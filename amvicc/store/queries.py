@@ -440,12 +440,32 @@ class Queries(Database):
             columns,
         )
 
+    def verdict_rows(self, subject: VerdictSubject) -> pd.DataFrame:
+        """Every verdict on an image (or a response), history included, oldest first.
+
+        Columns ``subject_id``, ``source``, ``value`` and ``verdict_id``, as Python objects:
+        what :meth:`latest_verdict_values` keeps the latest of.
+        """
+        column = "image_id" if subject == "image" else "response_id"
+        return self._object_frame(
+            f"SELECT {column}, source, value, verdict_id FROM verdicts "
+            f"WHERE {column} IS NOT NULL ORDER BY verdict_id",
+            [],
+            ["subject_id", "source", "value", "verdict_id"],
+        )
+
+    def image_rows_written(self) -> int:
+        """How many image rows were ever written (the newest rowid): a workspace's size, at once."""
+        row = self.connection().execute("SELECT MAX(rowid) FROM images").fetchone()
+        return int(row[0] or 0)
+
     def latest_verdict_values(
         self,
         subject: VerdictSubject,
         subject_ids: pd.Series | Sequence[str] | None,
         *,
         positions: bool = False,
+        rows: pd.DataFrame | None = None,
     ) -> pd.DataFrame:
         """Each source's latest verdict on these images or responses, oldest first.
 
@@ -458,6 +478,8 @@ class Queries(Database):
         versions are left out; :meth:`latest_verdicts_on` reads them for the few rows shown.
         ``positions``: add ``subject_position``, the subject's place in ``subject_ids`` (its
         first), so that the caller can count on integers rather than hash the ids again.
+        ``rows``: :meth:`verdict_rows` of this subject, read before (while the ids were read
+        in another process).
         """
         import numpy as np
         import pandas as pd
@@ -467,7 +489,9 @@ class Queries(Database):
             return pd.DataFrame(columns=columns)
         column = "image_id" if subject == "image" else "response_id"
         query = f"SELECT {column}, source, value, verdict_id FROM verdicts WHERE {column} "
-        if subject_ids is not None and len(subject_ids) <= FEW_SUBJECTS:
+        if rows is not None:
+            rows = rows.copy(deep=False)  # a column is added below; the caller's stays as it is
+        elif subject_ids is not None and len(subject_ids) <= FEW_SUBJECTS:
             # A few subjects (a report's answers beside its images): looked up on the index
             # rather than found by reading every verdict.
             read: list[tuple[object, ...]] = []
@@ -476,7 +500,7 @@ class Queries(Database):
             read.sort(key=itemgetter(3))
             rows = tuples_frame(read, columns)
         else:
-            rows = self._object_frame(f"{query} IS NOT NULL ORDER BY verdict_id", [], columns)
+            rows = self.verdict_rows(subject)
         # On integer codes: hashing the ids once is the cost; isin and drop_duplicates on the
         # strings would hash them three times.
         subjects = rows["subject_id"].to_numpy()

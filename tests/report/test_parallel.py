@@ -9,10 +9,11 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+import pandas as pd
 import pytest
 
 from amvicc.errors import UserError
-from amvicc.report import ReportOptions, run_report
+from amvicc.report import ReportOptions, collect_items, run_report
 from amvicc.report.options import ReportFormat
 from amvicc.report.sections import SECTION_BY_KEY, SECTIONS
 
@@ -91,9 +92,9 @@ def test_two_processes_write_the_report_one_writes(
     alone = _report(workspace, fmt, processes=1)
     children = _forks(monkeypatch)
     together = _report(workspace, fmt, processes=2)
-    assert len(children) == 1
+    assert len(children) == 2  # one reads the image slots, one computes the apart sections
     assert together == alone
-    assert _reaped(children[0])
+    assert all(_reaped(pid) for pid in children)
 
 
 def test_sections_apart_are_computed_in_the_child(
@@ -131,7 +132,7 @@ def test_a_user_error_in_the_child_is_raised_in_the_parent(
     children = _forks(monkeypatch)
     with pytest.raises(UserError, match="line 3 is not a price"):
         _report(workspace, "csv", processes=2)
-    assert _reaped(children[0])
+    assert children and all(_reaped(pid) for pid in children)
 
 
 def test_a_child_that_dies_costs_time_not_the_report(
@@ -168,7 +169,7 @@ def test_an_error_in_the_parent_stops_the_child(
     children = _forks(monkeypatch)
     with pytest.raises(UserError, match="the parent's section failed"):
         _report(workspace, "csv", processes=2)
-    assert _reaped(children[0])
+    assert children and all(_reaped(pid) for pid in children)
 
 
 def test_a_small_workspace_is_reported_in_one_process(
@@ -179,3 +180,35 @@ def test_a_small_workspace_is_reported_in_one_process(
     options = ReportOptions(format="csv", bootstrap=0, progress=False, default_file=False)
     run_report(options, store=workspace.store)
     assert children == []
+
+
+def test_image_slots_read_in_a_child_decide_the_same_items(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fill(workspace)
+    store = workspace.store
+    alone = collect_items(store, ReportOptions(processes=1))
+    children = _forks(monkeypatch)
+    together = collect_items(store, ReportOptions(processes=2))
+    assert len(children) == 1
+    pd.testing.assert_frame_equal(together.frame, alone.frame)
+    pd.testing.assert_frame_equal(together.image_verdicts, alone.image_verdicts)
+
+
+def test_a_failed_read_in_the_child_is_made_here(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fill(workspace)
+    store = workspace.store
+    alone = collect_items(store, ReportOptions(processes=1))
+    parent = os.getpid()
+    read = type(store).current_image_slots
+
+    def dies_in_child(self: Any, keys: Any) -> Any:
+        if os.getpid() != parent:
+            os._exit(9)
+        return read(self, keys)
+
+    monkeypatch.setattr(type(store), "current_image_slots", dies_in_child)
+    together = collect_items(store, ReportOptions(processes=2))
+    pd.testing.assert_frame_equal(together.frame, alone.frame)
