@@ -132,8 +132,9 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         "--processes",
         type=int,
         choices=(1, 2),
-        help="1: compute every section in one process; 2: half of them in a second one "
-        "(default: 2 on a workspace of 20,000 items or more with two or more cores)",
+        help="1: read and compute everything in one process; 2: split the reading and the "
+        "sections between two (default: 2 on a workspace of 20,000 items or more, with two "
+        "or more cores; the report is the same either way)",
     )
 
 

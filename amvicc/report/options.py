@@ -61,8 +61,9 @@ class ReportOptions:
         progress: show a progress bar while the report is computed.
         excel_safe: in CSV, prefix text cells a spreadsheet would run as a formula
             (``=``, ``+``, ``-``, ``@``) with ``'``; off by default to keep the data exact.
-        processes: ``1`` computes every section in this process, ``2`` half of them in a
-            second one; None: two on a big workspace with two or more cores.
+        processes: ``1`` reads and computes everything in this process, ``2`` splits the
+            reading and the sections between two (:mod:`amvicc.report.parallel`); None: two
+            on a big workspace with two or more cores. The report is the same either way.
     """
 
     verdicts: str = HUMAN_VERDICTS

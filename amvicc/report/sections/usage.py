@@ -86,7 +86,6 @@ def _view(data: Usage, page: Page) -> dict[str, Any]:
 SECTION = Section(
     key="usage",
     title="Tokens and cost",
-    apart=True,
     compute=_compute,
     rows=_rows,
     document=lambda data: {"analyses": {"usage": records(data.table), "currency": data.currency}},
