@@ -17,14 +17,26 @@ import pandas as pd
 
 
 def text_column(texts: np.ndarray[Any, Any], codes: np.ndarray[Any, Any]) -> Any:
-    """``texts[codes]`` as a pandas ``str`` array (what ``pd.Series(texts[codes])`` makes)."""
-    dtype = pd.StringDtype(na_value=np.nan)
+    """``texts[codes]`` as the column ``pd.Series(texts[codes])`` makes.
+
+    pandas 3 makes a ``str`` column (Arrow-backed where pyarrow is installed); pandas 2 an
+    object one, unless its ``future.infer_string`` option is on.
+    """
+    dtype = _inferred_text_dtype()
+    picked = np.asarray(texts, dtype=object)[codes]
+    if not isinstance(dtype, pd.StringDtype):
+        return picked
     if dtype.storage != "pyarrow":  # pragma: no cover - pandas without pyarrow
-        return pd.array(np.asarray(texts, dtype=object)[codes], dtype=dtype)
+        return pd.array(picked, dtype=dtype)
     import pyarrow as pa  # type: ignore[import-untyped]
 
     values = pa.array([str(t) for t in texts], type=pa.large_string())
     return pd.array(values.take(pa.array(codes)), dtype=dtype)
+
+
+def _inferred_text_dtype() -> Any:
+    """The dtype pandas gives a column of Python strings (it depends on version and options)."""
+    return pd.Series(np.array(["text"], dtype=object)).dtype
 
 
 def ranks(texts: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
