@@ -133,8 +133,8 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         type=int,
         choices=(1, 2),
         help="1: read and compute everything in one process; 2: split the reading and the "
-        "sections between two (default: 2 on a workspace of 20,000 items or more, with two "
-        "or more cores; the report is the same either way)",
+        "sections between two (default: 2 on a workspace of 20,000 items or more while a "
+        "core is free; the report is the same either way)",
     )
 
 

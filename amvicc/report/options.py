@@ -63,7 +63,7 @@ class ReportOptions:
             (``=``, ``+``, ``-``, ``@``) with ``'``; off by default to keep the data exact.
         processes: ``1`` reads and computes everything in this process, ``2`` splits the
             reading and the sections between two (:mod:`amvicc.report.parallel`); None: two
-            on a big workspace with two or more cores. The report is the same either way.
+            on a big workspace while a core is free. The report is the same either way.
     """
 
     verdicts: str = HUMAN_VERDICTS

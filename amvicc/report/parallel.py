@@ -51,8 +51,9 @@ def second_process_pays(processes: int | None, rows: int) -> bool:
     """Whether to split work of this size between two processes.
 
     Args:
-        processes: ``1`` never, ``2`` whenever forking is possible, None: when it pays (two
-            usable cores and at least :data:`MIN_ROWS` rows of items or images).
+        processes: ``1`` never, ``2`` whenever forking is possible, None: when it pays (at
+            least :data:`MIN_ROWS` rows of items or images, two cores and half of one idle: on
+            a machine already busy the halves only take turns, and the pickling is lost time).
         rows: how big the work is.
     """
     if processes == 1 or not sys.platform.startswith("linux"):
@@ -60,7 +61,12 @@ def second_process_pays(processes: int | None, rows: int) -> bool:
         return False
     if processes is not None:
         return True
-    return usable_cores() >= 2 and rows >= MIN_ROWS
+    return rows >= MIN_ROWS and usable_cores() >= 2 and idle_cores() >= 0.5
+
+
+def idle_cores() -> float:
+    """Usable cores less the last minute's load (this process's own share of it included)."""
+    return usable_cores() - os.getloadavg()[0]
 
 
 class Beside(Generic[T]):

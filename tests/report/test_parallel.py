@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from amvicc.errors import UserError
-from amvicc.report import ReportOptions, collect_items, run_report
+from amvicc.report import ReportOptions, collect_items, parallel, run_report
 from amvicc.report.options import ReportFormat
 from amvicc.report.sections import SECTION_BY_KEY, SECTIONS
 
@@ -212,3 +212,27 @@ def test_a_failed_read_in_the_child_is_made_here(
     monkeypatch.setattr(type(store), "current_image_slots", dies_in_child)
     together = collect_items(store, ReportOptions(processes=2))
     pd.testing.assert_frame_equal(together.frame, alone.frame)
+
+
+@pytest.mark.parametrize(
+    ("processes", "rows", "cores", "load", "splits"),
+    [
+        (None, 120_000, 2, 0.3, True),  # a big workspace on a quiet machine
+        (None, 120_000, 2, 1.8, False),  # every core already busy: the halves would take turns
+        (None, 120_000, 1, 0.0, False),  # one core
+        (None, 5_000, 8, 0.0, False),  # small: forking and pickling cost more than they gain
+        (1, 120_000, 8, 0.0, False),
+        (2, 10, 1, 4.0, True),  # asked for
+    ],
+)
+def test_the_work_is_split_when_it_pays_or_is_asked_for(
+    monkeypatch: pytest.MonkeyPatch,
+    processes: int | None,
+    rows: int,
+    cores: int,
+    load: float,
+    splits: bool,
+) -> None:
+    monkeypatch.setattr(parallel, "usable_cores", lambda: cores)
+    monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
+    assert parallel.second_process_pays(processes, rows) is splits
