@@ -33,7 +33,6 @@ def _view(gallery: tuple[GalleryItem, ...], page: Page) -> dict[str, Any]:
 SECTION = Section(
     key="gallery",
     title="Failure gallery",
-    apart=True,
     compute=_compute,
     view=_view,
     exports={"gallery": lambda part: part["gallery"] or ()},

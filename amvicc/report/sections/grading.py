@@ -79,7 +79,6 @@ SECTION = Section(
     key="grading",
     title="Trust in the VLM grading",
     toc="Trust in VLM grading",
-    apart=True,
     compute=_compute,
     document=lambda data: {
         "grading_procedures": records(data.procedures, drop=()),
