@@ -4,16 +4,43 @@ pandas' default ``str`` columns are Arrow arrays; made from a numpy array of Pyt
 each string is checked and copied again (a few milliseconds per fifty thousand rows). The
 report's large tables repeat a few hundred labels: taking them by code from one small Arrow
 array makes the same column several times faster (:func:`text_column`). Its pages likewise
-show a few hundred distinct numbers in thousands of cells (:func:`remembered`).
+show a few hundred distinct numbers in thousands of cells (:func:`remembered`). And codes
+derived from the same items by several sections are made once (:func:`derived`).
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
+
+T = TypeVar("T")
+
+# Per object (by identity, while it lives): what several sections derive from it.
+_DERIVED: dict[int, tuple[weakref.ref[Any], dict[str, Any]]] = {}
+
+
+def derived(owner: object, name: str, make: Callable[[], T]) -> T:
+    """``make()``, made once per ``owner`` (an items frame, an :class:`Items`) while it lives.
+
+    A report's sections read the same items: hashing their long keys (configuration keys,
+    subject ids) is most of the cost of the accuracies, the samples, the rater agreement and
+    the explorer, and each derives its numbers from the same codes. Items and their frames
+    are never changed once made (the sections take copies), so what is derived from one stays
+    true while it lives, and goes with it. Keyed by identity: a frame is not hashable.
+    """
+    key = id(owner)
+    held = _DERIVED.get(key)
+    if held is None or held[0]() is not owner:
+        held = (weakref.ref(owner, lambda _: _DERIVED.pop(key, None)), {})
+        _DERIVED[key] = held
+    if name not in held[1]:
+        held[1][name] = make()
+    value: T = held[1][name]
+    return value
 
 
 def text_column(texts: np.ndarray[Any, Any], codes: np.ndarray[Any, Any]) -> Any:

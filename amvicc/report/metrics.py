@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from amvicc.catalogue import format_index_ranges
-from amvicc.report.codes import text_column
+from amvicc.report.codes import ranks, text_column
 from amvicc.report.entries import VARIANT_CONDITION
 from amvicc.report.items import Items, category_sort_key
 from amvicc.report.options import (
@@ -126,7 +126,7 @@ def metric_table(
             metric,
             category_key[category],
             entry,
-            _ranks([label.casefold() for label in labels])[entry],
+            ranks(np.array([label.casefold() for label in labels], dtype=object))[entry],
             np.array([e.modality != "igm" for e in entries])[entry],
         )
     )
@@ -171,11 +171,6 @@ def metric_table(
             "ci_high": bounds[1],
         }
     )
-
-
-def _ranks(texts: list[str]) -> np.ndarray[Any, Any]:
-    _, inverse = np.unique(np.array(texts, dtype=object), return_inverse=True)
-    return np.asarray(inverse)
 
 
 #: The columns of :func:`metric_table` (and of every table of numbers the CSV is made of).

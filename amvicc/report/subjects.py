@@ -8,13 +8,13 @@ works on the integer codes.
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from amvicc.report.codes import derived
 from amvicc.report.items import Items
 
 try:  # pandas' default string storage when installed
@@ -146,15 +146,9 @@ class SubjectCodes:
     response: CodedVerdicts
 
 
-_CACHE: weakref.WeakKeyDictionary[Items, SubjectCodes] = weakref.WeakKeyDictionary()
-
-
 def subject_codes(items: Items) -> SubjectCodes:
     """The items' subjects and verdicts as integer codes (computed once per ``items``)."""
-    found = _CACHE.get(items)
-    if found is None:
-        found = _CACHE[items] = _code(items)
-    return found
+    return derived(items, "subjects", lambda: _code(items))
 
 
 def _code(items: Items) -> SubjectCodes:

@@ -11,14 +11,13 @@ pair share a question, so they are resampled together), seeded.
 from __future__ import annotations
 
 import warnings
-import weakref
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from amvicc.report.codes import derived
 from amvicc.report.items import Items
 from amvicc.report.options import ReportOptions
 from amvicc.report.stats import Resampler
@@ -104,30 +103,6 @@ class KeyCodes:
     categories: np.ndarray[Any, Any]
 
 
-# Per items frame (by identity, while it lives): what several sections derive from it.
-_DERIVED: dict[int, tuple[weakref.ref[pd.DataFrame], dict[str, Any]]] = {}
-T = TypeVar("T")
-
-
-def _derived(frame: pd.DataFrame, name: str, make: Callable[[], T]) -> T:
-    """``make()``, made once per frame: a report's sections read the same items frame.
-
-    Hashing its long keys (configuration keys) is most of the cost of the accuracies, the
-    samples and the per-sample tables; each derives its numbers from the same codes. The
-    frames are never changed once made (the sections take copies), so a frame's codes stay
-    true while it lives, and go with it.
-    """
-    key = id(frame)
-    held = _DERIVED.get(key)
-    if held is None or held[0]() is not frame:
-        held = (weakref.ref(frame, lambda _: _DERIVED.pop(key, None)), {})
-        _DERIVED[key] = held
-    if name not in held[1]:
-        held[1][name] = make()
-    value: T = held[1][name]
-    return value
-
-
 def key_codes(frame: pd.DataFrame) -> KeyCodes:
     """The frame's key columns as codes (factorized once per frame)."""
 
@@ -137,7 +112,7 @@ def key_codes(frame: pd.DataFrame) -> KeyCodes:
         category, categories = codes(frame["category"])
         return KeyCodes(entry, entries, kind, kinds, category, categories)
 
-    return _derived(frame, "keys", make)
+    return derived(frame, "keys", make)
 
 
 def combined(
@@ -166,7 +141,7 @@ def split(key: np.ndarray[Any, Any], radices: list[int]) -> list[np.ndarray[Any,
 
 def item_slots(items: Items) -> Slots:
     """:class:`Slots` of the items frame (made once per frame)."""
-    return _derived(items.frame, "slots", lambda: _slots(items.frame))
+    return derived(items.frame, "slots", lambda: _slots(items.frame))
 
 
 def _slots(f: pd.DataFrame) -> Slots:
