@@ -1,5 +1,5 @@
 """``python -m amvicc VERB ...``, the same as ``amvicc VERB ...``."""
 
-from amvicc.cli import main
+from amvicc.cli import console
 
-raise SystemExit(main())
+console()

@@ -114,3 +114,35 @@ def test_building_the_parser_imports_no_heavy_library() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert proc.stdout.strip() == "[]"
+
+
+EXIT_PROBE = """
+import atexit, sys, threading, time
+from amvicc.cli.main import exit_now
+atexit.register(lambda: print("handler ran", flush=True))
+if sys.argv[1] == "thread":
+    def late():
+        time.sleep(0.3)
+        print("thread done", flush=True)
+    threading.Thread(target=late).start()
+print("buffered output", end="")
+exit_now(int(sys.argv[2]) if sys.argv[2].isdigit() else sys.argv[2])
+"""
+
+
+@pytest.mark.parametrize(
+    ("thread", "status", "code"), [("none", "3", 3), ("none", "bad input", 1), ("thread", "0", 0)]
+)
+def test_the_program_exits_at_once_with_its_status_and_output(
+    thread: str, status: str, code: int
+) -> None:
+    # Without the interpreter's teardown, yet exit handlers ran, output was flushed, and a
+    # thread still running was waited for.
+    proc = subprocess.run(
+        [sys.executable, "-c", EXIT_PROBE, thread, status], capture_output=True, text=True
+    )
+    assert proc.returncode == code
+    assert proc.stdout.startswith("buffered output")
+    assert "handler ran" in proc.stdout
+    assert ("thread done" in proc.stdout) == (thread == "thread")
+    assert ("bad input" in proc.stderr) == (status == "bad input")

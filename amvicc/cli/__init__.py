@@ -7,7 +7,15 @@ object and calls the stage. Nothing outside this package and the ``__main__`` mo
 it.
 """
 
-from amvicc.cli.main import ArgumentParser, build_parser, main, run_as_module
+from amvicc.cli.main import ArgumentParser, build_parser, console, main, run_as_module
 from amvicc.cli.registry import load_verbs, verb
 
-__all__ = ["ArgumentParser", "build_parser", "load_verbs", "main", "run_as_module", "verb"]
+__all__ = [
+    "ArgumentParser",
+    "build_parser",
+    "console",
+    "load_verbs",
+    "main",
+    "run_as_module",
+    "verb",
+]

@@ -15,6 +15,7 @@ import os
 import shlex
 import sys
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from typing import NoReturn
 
 from amvicc import __version__
@@ -169,6 +170,18 @@ FILE_ERRNOS = frozenset(
 )
 
 
+def console(argv: Sequence[str] | None = None) -> NoReturn:
+    """Entry point of the ``amvicc`` program and ``python -m amvicc``.
+
+    :func:`main`, then :func:`exit_now` with its status (argparse's exits included).
+    """
+    try:
+        status: int | str | None = main(argv)
+    except SystemExit as stop:  # argparse's errors and --help
+        status = stop.code
+    exit_now(status)
+
+
 def run_as_module(
     package: str | None, end: Callable[[int | str | None], NoReturn] | None = None
 ) -> NoReturn:
@@ -178,13 +191,36 @@ def run_as_module(
         package: the ``__package__`` of the ``__main__`` module, which names the verb
             (``amvicc.import_answers`` runs ``import-answers``).
         end: how the process ends with the verb's status (argparse's exits included);
-            ``SystemExit`` when not given. Launched generate processes end without
-            finalizing the interpreter.
+            :func:`exit_now` when not given. Launched generate processes leave their
+            process group first.
     """
     try:
         status: int | str | None = main([verb_name(package or ""), *sys.argv[1:]])
     except SystemExit as stop:  # argparse's errors and --help
         status = stop.code
-    if end is None:
+    (end or exit_now)(status)
+
+
+def exit_now(status: int | str | None) -> NoReturn:
+    """End the program with ``status``, its work done, without tearing the interpreter down.
+
+    Finalizing an interpreter that imported pandas, scipy and pyarrow frees every module and
+    object one by one: a third of a second after a report is written, which the user waits
+    for and nothing needs. Exit handlers still run (logging's flush, temporary files) and
+    output is flushed. While another thread runs, the process ends as usual, waiting for it.
+    """
+    import atexit
+    import threading
+
+    if threading.active_count() > 1:
         raise SystemExit(status)
-    end(status)
+    if isinstance(status, str):  # SystemExit("message"): printed as Python would
+        print(status, file=sys.stderr)
+    code = 0 if status is None else status if isinstance(status, int) else 1
+    try:
+        atexit._run_exitfuncs()
+        for stream in (sys.stdout, sys.stderr):
+            with suppress(OSError, ValueError):  # a closed pipe or stream: nothing to flush
+                stream.flush()
+    finally:
+        os._exit(code)

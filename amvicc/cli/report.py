@@ -132,9 +132,10 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         "--processes",
         type=int,
         choices=(1, 2),
-        help="1: read and compute everything in one process; 2: split the reading and the "
-        "sections between two (default: 2 on a workspace of 20,000 items or more while a "
-        "core is free; the report is the same either way)",
+        help="1: read and compute everything in one process; 2: read the images and verdicts "
+        "in child processes while this one starts, then split the sections between two "
+        "(default: 2 on a workspace of 20,000 items or more while a core is free; the report "
+        "is the same either way)",
     )
 
 

@@ -13,6 +13,8 @@ for notebooks and other stages:
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any
 
@@ -21,6 +23,7 @@ from tqdm import tqdm
 
 from amvicc import __version__
 from amvicc.catalogue import Catalogue
+from amvicc.report.early import EarlyReads
 from amvicc.report.entries import ModelEntry
 from amvicc.report.items import (
     Items,
@@ -32,7 +35,7 @@ from amvicc.report.items import (
 from amvicc.report.metrics import metric_table, with_interaction
 from amvicc.report.options import ReportOptions
 from amvicc.report.parallel import second_process_pays, sections_apart
-from amvicc.report.section import Clock, Need, Part, Section
+from amvicc.report.section import Clock, Need, Part, Pending, Section
 from amvicc.report.sections import SECTION_BY_KEY, SECTIONS
 from amvicc.report.self_preference import judge_model
 from amvicc.report.stats import Resampler
@@ -153,6 +156,8 @@ def build_report(
     *,
     progress: bool = False,
     need: Need = "view",
+    early: EarlyReads | None = None,
+    prerender: Callable[[Part, str], None] | None = None,
     **changes: Any,
 ) -> Report:
     """Compute every section of the report the output needs.
@@ -164,6 +169,10 @@ def build_report(
         progress: show a progress bar on stderr (when it is a terminal).
         need: ``rows`` (the CSV: only sections with rows), ``document`` (the JSON), or
             ``view`` (HTML and Markdown: every section).
+        early: the reads of every image slot and verdict, when started before (None: read
+            here).
+        prerender: renders a section for the output; a second process renders the sections
+            it computes with it (:func:`~amvicc.report.parallel.sections_apart`).
         **changes: :class:`ReportOptions` fields to override.
 
     Raises:
@@ -171,14 +180,14 @@ def build_report(
     """
     options = _options(options, changes)
     clock = Clock()
-    real, smoke = prepare(store, options, clock)
+    real, smoke = prepare(store, options, clock, early)
     chosen = [s for s in SECTIONS if s.needed(need)]
     parts = (real, smoke)
     apart = _apart(chosen, options, parts)
     here = [(index, s.key) for s in chosen for index in (0, 1) if (index, s.key) not in apart]
     # disable=None: no bar when stderr is not a terminal (logs, pipes, CI).
     with (
-        sections_apart(apart, parts, clock),
+        sections_apart(apart, parts, clock, prerender),
         tqdm(
             here, desc="report", unit="section", disable=None if progress else True, leave=False
         ) as bar,
@@ -186,6 +195,8 @@ def build_report(
         for index, key in bar:
             bar.set_postfix_str(key)
             parts[index][key]
+        if apart and prerender is not None:
+            _prerender_meanwhile(here, apart, parts, prerender)
     everything = [*real.entries, *smoke.entries]
     order = {key: i for i, key in enumerate(real.selection_order)}
     return Report(
@@ -198,6 +209,28 @@ def build_report(
         parts=(real, smoke),
         timings=clock.seconds,
     )
+
+
+def _prerender_meanwhile(
+    here: list[tuple[int, str]],
+    apart: list[tuple[int, str]],
+    parts: tuple[Part, Part],
+    prerender: Callable[[Part, str], None],
+) -> None:
+    """Render this process's sections while the second process still computes its own.
+
+    A section whose view needs one of those (the first screen's concordance headline) is
+    left for when they are here.
+    """
+    for index, part in enumerate(parts):
+        part.pending = frozenset(key for i, key in apart if i == index)
+    try:
+        for index, key in here:
+            with suppress(Pending):
+                prerender(parts[index], key)
+    finally:
+        for part in parts:
+            part.pending = frozenset()
 
 
 def _apart(
@@ -214,7 +247,12 @@ def _apart(
     return [(index, s.key) for s in chosen if s.apart for index in (0, 1)]
 
 
-def prepare(store: Store, options: ReportOptions, clock: Clock) -> tuple[Part, Part]:
+def prepare(
+    store: Store,
+    options: ReportOptions,
+    clock: Clock,
+    early: EarlyReads | None = None,
+) -> tuple[Part, Part]:
     """Read the workspace once and split its models into the real and the smoke-test part.
 
     Nothing is computed yet: each section computes on first use (``part[key]``).
@@ -227,10 +265,12 @@ def prepare(store: Store, options: ReportOptions, clock: Clock) -> tuple[Part, P
         if not selection.entries and (selection.elsewhere or not store.runs(stage="ladder")):
             raise nothing_to_report(store, selection)
         everything = (
-            decide_items(store, options, selection, selection.entries)
+            decide_items(store, options, selection, selection.entries, early=early)
             if selection.entries
             else None
         )
+    if early is not None and early.waited:
+        clock.seconds["items.wait"] = early.waited
     resampler = Resampler(options.bootstrap, options.seed, options.confidence)
     shared: dict[str, Any] = {}
     parts: tuple[Items | None, Items | None] = (None, None)

@@ -34,6 +34,7 @@ from amvicc.catalogue import (
     load_catalogue,
 )
 from amvicc.errors import UserError
+from amvicc.report.early import EarlyReads
 from amvicc.report.entries import (
     ModelEntry,
     OnCatalogue,
@@ -44,18 +45,18 @@ from amvicc.report.entries import (
     with_samples,
 )
 from amvicc.report.options import ANY_VERDICTS, HUMAN_VERDICTS, ReportOptions
-from amvicc.report.parallel import beside, second_process_pays
 from amvicc.report.slots import (
     answer_items,
     answer_keys,
     answer_outcomes,
     apply_image_outcomes,
     blank_cells,
-    image_items,
+    decide_images,
+    image_grid,
     questions_frame,
 )
 from amvicc.report.verdicts import DECIDED_ANSWERS, image_values, latest_per_subject, roles
-from amvicc.store import JUDGE_PREFIX, Store, VerdictSubject
+from amvicc.store import JUDGE_PREFIX, ImageVerdictCodes, Store, VerdictSubject
 
 MMVP_IMAGE_KEY = "mmvp"
 CATEGORY_ORDER = {c.code: i for i, c in enumerate(CATEGORIES)}
@@ -284,8 +285,12 @@ def decide_items(
     entries: tuple[ModelEntry, ...],
     *,
     check_basis: bool = True,
+    early: EarlyReads | None = None,
 ) -> Items:
     """Read the items of ``entries`` (on ``selection``'s catalogue) and decide each one.
+
+    ``early``: the reads of every image slot and verdict, when started before (None: read
+    here).
 
     Raises:
         UserError: image models on a catalogue without prompts, or an unknown ``--verdicts``.
@@ -296,27 +301,27 @@ def decide_items(
             f"{catalogue.source} has no generation prompts, so image models cannot be scored; "
             "use a catalogue with prompts (e.g. the shipped one)"
         )
-    image_keys = entry_keys(list(entries), "igm")
-    image_rows, verdict_rows = _read_images(store, image_keys, options.processes)
-    image_verdicts, positions = _image_verdicts(
-        store, image_keys, image_rows["image_id"], verdict_rows
-    )
+    early = early or EarlyReads(store)
+    image_rows = early.image_slots(entry_keys(list(entries), "igm")).frame()
     response_rows = store.current_response_slots(entry_keys(list(entries), "vlm"), MMVP_IMAGE_KEY)
     response_verdicts = _latest_verdicts(store, "response", response_rows["response_id"])
     chosen = with_samples(list(entries), image_rows, response_rows)
-    if check_basis:
-        _check_basis(options.verdicts, image_verdicts)
     questions = questions_frame(catalogue)
     frames = []
     igm = [e for e in chosen if e.modality == "igm"]
     vlm = [e for e in chosen if e.modality == "vlm"]
     if igm:
-        frames.append(
-            image_items(igm, questions, image_rows, image_verdicts, options.verdicts, positions)
-        )
+        grid, grid_rows = image_grid(igm, questions, image_rows)
+        frames.append(grid)
     if vlm:
         answers = answer_keys({e.label_policy for e in vlm}, catalogue)
         frames.append(answer_items(vlm, questions, response_rows, response_verdicts, answers))
+    # The verdicts last: everything above is done while they are read.
+    image_verdicts, positions = _image_verdicts(image_rows, early.verdict_codes())
+    if check_basis:
+        _check_basis(options.verdicts, image_verdicts)
+    if igm:
+        decide_images(grid, grid_rows, image_verdicts, options.verdicts, positions)
     frame = pd.concat(frames, ignore_index=True)
     if options.smoke_indices is not None:
         frame = _smoke_scope(frame, chosen, catalogue, options.smoke_indices)
@@ -376,44 +381,36 @@ def _latest_verdicts(
     return rows
 
 
-def _read_images(
-    store: Store, image_keys: list[str], processes: int | None
-) -> tuple[pd.DataFrame, pd.DataFrame | None]:
-    """The current image of each slot of these models, and every verdict on an image.
-
-    On a big workspace the slots are read in a second process while this one reads the
-    verdicts: both reads spend their time making Python objects under Python's lock, so a
-    thread would overlap nothing. The verdicts are None when they were not read here.
-    """
-    if not image_keys or not second_process_pays(processes, store.image_rows_written()):
-        return store.current_image_slots(image_keys), None
-    with beside(lambda: store.current_image_slots(image_keys)) as slots:
-        verdict_rows = store.verdict_rows("image")
-        done, image_rows = slots.result()
-    if not done or image_rows is None:
-        image_rows = store.current_image_slots(image_keys)
-    return image_rows, verdict_rows
-
-
 def _image_verdicts(
-    store: Store, image_keys: list[str], image_ids: pd.Series, rows: pd.DataFrame | None
-) -> tuple[pd.DataFrame, np.ndarray | None]:
+    image_rows: pd.DataFrame, codes: ImageVerdictCodes
+) -> tuple[pd.DataFrame, np.ndarray]:
     """Each source's latest verdict on these images, with its ``role``, and each one's image.
 
-    The image is its place in ``image_ids`` (None when there is none). Image models without
-    a single image still read the (empty) verdicts, typed as a read. ``rows``: every verdict
-    on an image, when already read.
+    The image is its place in ``image_rows`` (:meth:`~amvicc.store.ImageSlots.frame`):
+    found through the image's row number, so no id is hashed. Verdicts on other images
+    (superseded ones, other models') are left out.
     """
-    if not image_keys:
-        return _latest_verdicts(store, "image", []), None
-    if image_ids.empty:
-        verdicts = store.latest_verdict_values("image", None).iloc[:0].reset_index(drop=True)
-        verdicts["role"] = roles(verdicts)
-        return verdicts, None
-    verdicts = store.latest_verdict_values("image", image_ids, positions=True, rows=rows)
-    positions = verdicts.pop("subject_position").to_numpy()
+    rows = image_rows["image_row"].to_numpy()
+    place = np.full(max(int(rows.max(initial=-1)), int(codes.image_rows.max(initial=-1))) + 1, -1)
+    place[rows] = np.arange(len(rows))
+    positions = place[codes.image_rows]
+    kept = np.flatnonzero(positions >= 0)
+    positions = positions[kept]
+    verdicts = pd.DataFrame(
+        {
+            "subject_id": _objects(image_rows["image_id"].to_numpy()[positions]),
+            "source": _objects(np.asarray(codes.sources, dtype=object)[codes.source_codes[kept]]),
+            "value": _objects(np.asarray(codes.values, dtype=object)[codes.value_codes[kept]]),
+            "verdict_id": codes.verdict_ids[kept],
+        }
+    )
     verdicts["role"] = roles(verdicts)
     return verdicts, positions
+
+
+def _objects(values: np.ndarray) -> pd.Series:
+    """A column of Python strings as they are (not converted to pandas' string type)."""
+    return pd.Series(values, dtype=object, copy=False)
 
 
 def _check_basis(basis: str, image_verdicts: pd.DataFrame) -> None:

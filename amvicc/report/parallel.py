@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import os
 import pickle
+import select
 import signal
 import sys
 import time
@@ -76,6 +77,13 @@ class Beside(Generic[T]):
         self._pid = pid
         self._pipe = pipe
         self.waited = 0.0
+
+    def ready(self) -> bool:
+        """Whether :meth:`result` would return at once (the child has sent, or is gone)."""
+        if self._pipe is None:
+            return True
+        readable, _, _ = select.select([self._pipe], [], [], 0)
+        return bool(readable)
 
     def result(self) -> tuple[bool, T | None]:
         """(True, the task's value), or (False, None) when the child died or sent nothing usable.
@@ -135,7 +143,10 @@ def beside(task: Callable[[], T]) -> Iterator[Beside[T]]:
 
 @contextmanager
 def sections_apart(
-    work: Sequence[tuple[int, str]], parts: Sequence[Part], clock: Clock
+    work: Sequence[tuple[int, str]],
+    parts: Sequence[Part],
+    clock: Clock,
+    prerender: Callable[[Part, str], None] | None = None,
 ) -> Iterator[None]:
     """Compute sections in a forked child while the block runs.
 
@@ -143,11 +154,14 @@ def sections_apart(
         work: (index of the part in ``parts``, section key), in the order to compute them.
         parts: the report's parts.
         clock: where the child's seconds are added.
+        prerender: renders a computed section for the report's format into its part's
+            ``rendered``; the child renders what it computed, so that the two processes
+            share the rendering too.
 
-    When the block ends, the child's data is in the parts (as if computed there) and its
-    seconds are added to ``clock``, with ``apart.wait``: how long this process then waited
-    for the child (the two halves' balance). A child that failed costs only time: its
-    sections are then computed here. Without work nothing is forked.
+    When the block ends, the child's data (and renderings) are in the parts, as if computed
+    there, and its seconds are added to ``clock``, with ``apart.wait``: how long this process
+    then waited for the child (the two halves' balance). A child that failed costs only time:
+    its sections are then computed here. Without work nothing is forked.
 
     Raises:
         UserError: the child hit one (re-raised here, as the parent would have).
@@ -158,7 +172,11 @@ def sections_apart(
 
     def compute() -> tuple[dict[tuple[int, str], Any], dict[str, float]]:
         before = dict(clock.seconds)
-        data = {(index, key): parts[index][key] for index, key in work}
+        data = {(index, key): (parts[index][key], None) for index, key in work}
+        if prerender is not None:
+            for index, key in work:
+                prerender(parts[index], key)
+                data[index, key] = (data[index, key][0], parts[index].rendered.get(key))
         return data, {n: s - before.get(n, 0.0) for n, s in clock.seconds.items()}
 
     with beside(compute) as child:
@@ -171,8 +189,10 @@ def sections_apart(
             parts[index][key]
         return
     data, seconds = result
-    for (index, key), value in data.items():
+    for (index, key), (value, rendered) in data.items():
         parts[index].adopt(key, value)
+        if rendered is not None:
+            parts[index].rendered[key] = rendered
     for name, spent in seconds.items():
         clock.seconds[name] = clock.seconds.get(name, 0.0) + spent
 

@@ -16,8 +16,9 @@ real models' part and then the smoke-test models':
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
+from functools import partial
 from typing import Any
 
 from markupsafe import Markup
@@ -27,7 +28,7 @@ from amvicc.report.build import Report
 from amvicc.report.options import CHANCE_INDIVIDUAL, CHANCE_PAIR, ReportFormat
 from amvicc.report.rows import to_csv
 from amvicc.report.section import SMOKE_MARK, Page, Part, Section
-from amvicc.report.sections import SECTIONS
+from amvicc.report.sections import SECTION_BY_KEY, SECTIONS
 from amvicc.report.sections.smoke import WARNING as SMOKE_WARNING
 from amvicc.report.values import json_text
 
@@ -41,7 +42,7 @@ def render_report(report: Report, fmt: ReportFormat) -> str:
     if fmt == "csv":
         start = time.perf_counter()
         blocks = [
-            _on_catalogue(section.rows(part[section.key]), part)
+            _rows(part, section)
             for section in SECTIONS
             if section.rows is not None
             for part in report.parts
@@ -51,7 +52,7 @@ def render_report(report: Report, fmt: ReportFormat) -> str:
         text = to_csv(
             blocks, intervals=report.options.bootstrap > 0, excel_safe=report.options.excel_safe
         )
-        report.timings["render.rows"] = middle - start
+        report.timings["render.rows"] = report.timings.get("render.rows", 0.0) + middle - start
         report.timings["render.csv"] = time.perf_counter() - middle
         return text
     if fmt == "json":
@@ -60,6 +61,45 @@ def render_report(report: Report, fmt: ReportFormat) -> str:
         report.timings["render.json"] = time.perf_counter() - start
         return text
     return _page(report, html=fmt == "html")
+
+
+def prerenderer(fmt: ReportFormat) -> Callable[[Part, str], None] | None:
+    """What renders one computed section ahead, into its part's ``rendered``.
+
+    CSV rows, or a page's section body; None for the JSON, written whole. A report's second
+    process renders the sections it computes (their seconds go to the
+    part's clock); :func:`render_report` then takes those as they are.
+    """
+    if fmt == "csv":
+        return _prerender_rows
+    if fmt in ("html", "md"):
+        return partial(_prerender_body, html=fmt == "html")
+    return None
+
+
+def _prerender_rows(part: Part, key: str) -> None:
+    section = SECTION_BY_KEY[key]
+    if section.rows is None or part[key] is None:
+        return
+    with part.clock.timed("render.rows"):
+        part.rendered[key] = _rows(part, section)
+
+
+def _prerender_body(part: Part, key: str, *, html: bool) -> None:
+    section = SECTION_BY_KEY[key]
+    data = part[key]
+    if isinstance(data, Part) or not section.shown(data, part):
+        return
+    with part.clock.timed(f"render.{key}"):
+        part.rendered[key] = _body(section, data, _page_of(part, html), ())
+
+
+def _rows(part: Part, section: Section) -> Any:
+    """A section's CSV rows for one part (rendered ahead, or now)."""
+    if section.key in part.rendered:
+        return part.rendered[section.key]
+    assert section.rows is not None
+    return _on_catalogue(section.rows(part[section.key]), part)
 
 
 def _on_catalogue(rows: Any, part: Part) -> Any:
@@ -163,7 +203,7 @@ class Shown:
 
 def _page(report: Report, *, html: bool) -> str:
     real = report.part()
-    shown = list(_shown(report, real, html=html, prefix="", depth=2))
+    shown = list(_shown(report, real, html=html))
     skeleton = "report.html.jinja" if html else "report.md.jinja"
     return str(
         _template(skeleton).render(
@@ -177,10 +217,9 @@ def _page(report: Report, *, html: bool) -> str:
     )
 
 
-def _shown(report: Report, part: Part, *, html: bool, prefix: str, depth: int) -> Iterator[Shown]:
+def _shown(report: Report, part: Part, *, html: bool) -> Iterator[Shown]:
     """Each section the part shows, rendered (the smoke-test part nested in its section)."""
-    page = Page(part, html, anchor_prefix=prefix, depth=depth)
-    extension = "html" if html else "md"
+    page = _page_of(part, html)
     for section in SECTIONS:
         data = part[section.key]
         if not section.shown(data, part):
@@ -188,23 +227,47 @@ def _shown(report: Report, part: Part, *, html: bool, prefix: str, depth: int) -
         start = time.perf_counter()
         nested: tuple[Shown, ...] = ()
         if isinstance(data, Part):
-            nested = tuple(_shown(report, data, html=html, prefix="smoke-", depth=depth + 1))
-            view: dict[str, Any] = {"models": _banner_models(report)}
+            nested = tuple(_shown(report, data, html=html))
+            body = _body(section, data, page, nested, {"models": _banner_models(report)})
+        elif section.key in part.rendered:
+            body = part.rendered[section.key]
         else:
-            view = dict(section.view(data, page)) if section.view is not None else {"data": data}
-        body = _template(f"sections/{section.key}.{extension}.jinja").render(
-            view=view, page=page, section=section, nested=nested, report=report
-        )
+            body = _body(section, data, page, ())
         key = f"render.{section.key}"
         report.timings[key] = report.timings.get(key, 0.0) + time.perf_counter() - start
         yield Shown(
             section=section,
             title=section.title_for(part, str if html else _markdown_text),
             anchor=page.anchor(section.key),
-            body=Markup(body),
+            body=body,
             empty=section.empty(data),
             nested=nested,
         )
+
+
+def _page_of(part: Part, html: bool) -> Page:
+    """The page a part's sections are shown on: the smoke-test part's nested one level down."""
+    if part.smoke:
+        return Page(part, html, anchor_prefix="smoke-", depth=3)
+    return Page(part, html)
+
+
+def _body(
+    section: Section,
+    data: Any,
+    page: Page,
+    nested: tuple[Shown, ...],
+    view: dict[str, Any] | None = None,
+) -> Markup:
+    """A section's body: its partial rendered with its view of ``data``."""
+    if view is None:
+        view = dict(section.view(data, page)) if section.view is not None else {"data": data}
+    extension = "html" if page.html else "md"
+    return Markup(
+        _template(f"sections/{section.key}.{extension}.jinja").render(
+            view=view, page=page, section=section, nested=nested
+        )
+    )
 
 
 def _banner_models(report: Report) -> list[str]:

@@ -12,13 +12,13 @@ from pathlib import Path
 from amvicc.catalogue import load_catalogue
 from amvicc.errors import UserError
 from amvicc.files import write_output
-from amvicc.report.build import build_report
-from amvicc.report.entries import IGM_STAGES, VLM_STAGES, OnCatalogue, load_entries
+from amvicc.report.early import EarlyReads, early_reads
 from amvicc.report.options import ReportOptions, ReportSummary
-from amvicc.report.render import render_report
-from amvicc.report.section import Need
 from amvicc.report.stats import single_threaded_blas
 from amvicc.store import Store
+
+# pandas and everything that computes are imported once the verdicts are being read
+# (amvicc.report.early): importing them takes as long as that read.
 
 log = logging.getLogger(__name__)
 
@@ -35,9 +35,13 @@ def run_report(options: ReportOptions, *, store: Store) -> ReportSummary:
     Raises:
         UserError: nothing to report, a bad selection, or the file cannot be written.
     """
-    options = _default_catalogue(options, store)
-    with single_threaded_blas(), cyclic_gc_paused():
-        text, timings = _compute(options, store)
+    with (
+        early_reads(store, options.processes) as early,
+        single_threaded_blas(),
+        cyclic_gc_paused(),
+    ):
+        options = _default_catalogue(options, store)
+        text, timings = _compute(options, store, early)
     log.debug(
         "report timings: %s",
         ", ".join(f"{name} {seconds:.2f}" for name, seconds in timings.items()),
@@ -76,6 +80,8 @@ def _default_catalogue(options: ReportOptions, store: Store) -> ReportOptions:
     ``--catalogue`` would; runs on several catalogues, or on a file that is gone or changed,
     leave the shipped one, and the report says what it could not score.
     """
+    from amvicc.report.entries import IGM_STAGES, VLM_STAGES, OnCatalogue, load_entries
+
     if (
         options.catalogue is not None
         or not store.runs_frame(stages=(*IGM_STAGES, *VLM_STAGES)).shape[0]
@@ -101,13 +107,26 @@ def _default_catalogue(options: ReportOptions, store: Store) -> ReportOptions:
     return replace(options, catalogue=Path(file))
 
 
-def _compute(options: ReportOptions, store: Store) -> tuple[str, dict[str, float]]:
+def _compute(
+    options: ReportOptions, store: Store, early: EarlyReads
+) -> tuple[str, dict[str, float]]:
     """The report's text and the seconds each step and section took.
 
     Every format builds the same sections (:data:`amvicc.report.sections.SECTIONS`), as far
     as it needs them: the CSV only those with rows, the JSON those with entries.
     """
+    from amvicc.report.build import build_report
+    from amvicc.report.render import prerenderer, render_report
+    from amvicc.report.section import Need
+
     need: Need = {"csv": "rows", "json": "document"}.get(options.format, "view")  # type: ignore[assignment]
-    report = build_report(store, options, progress=options.progress, need=need)
+    report = build_report(
+        store,
+        options,
+        progress=options.progress,
+        need=need,
+        early=early,
+        prerender=prerenderer(options.format),
+    )
     text = render_report(report, options.format)
     return text, report.timings

@@ -117,6 +117,10 @@ class Section:
         return True
 
 
+class Pending(Exception):
+    """A section asked for while another process computes it (:attr:`Part.pending`)."""
+
+
 class Clock:
     """Seconds spent per named step; a step run inside another counts for itself only."""
 
@@ -159,6 +163,10 @@ class Part:
         clock: where the seconds of each step go.
         smoke_part: in the real part, the smoke-test models' part (None without any).
         shared: workspace reads both parts need, made once (see :meth:`read_once`).
+        rendered: sections already rendered for the report's format, by key (the second
+            process renders what it computes: :func:`amvicc.report.render.prerenderer`).
+        pending: sections the second process is computing, while this one renders its own
+            ahead: asking for one raises :class:`Pending` rather than computing it twice.
     """
 
     def __init__(
@@ -191,6 +199,8 @@ class Part:
         self._sections = sections
         self._data: dict[str, Any] = {}
         self.shared: dict[str, Any] = {} if shared is None else shared
+        self.rendered: dict[str, Any] = {}
+        self.pending: frozenset[str] = frozenset()
 
     @property
     def entries(self) -> tuple[ModelEntry, ...]:
@@ -203,8 +213,14 @@ class Part:
         return [c.code for c in self.catalogue.categories()]
 
     def __getitem__(self, key: str) -> Any:
-        """Section ``key``'s data for this part, computed on first use."""
+        """Section ``key``'s data for this part, computed on first use.
+
+        Raises:
+            Pending: ``key`` is being computed by the second process (see :attr:`pending`).
+        """
         if key not in self._data:
+            if key in self.pending:
+                raise Pending(key)
             with self.clock.timed(key):
                 self._data[key] = self._sections[key].compute(self)
         return self._data[key]

@@ -39,24 +39,21 @@ def answer_keys(policies: set[LabelPolicy], selected: Catalogue) -> dict[LabelPo
     return out
 
 
-def image_items(
-    entries: list[ModelEntry],
-    questions: pd.DataFrame,
-    images: pd.DataFrame,
-    verdicts: pd.DataFrame,
-    basis: str,
-    positions: np.ndarray | None = None,
-) -> pd.DataFrame:
-    """Every image slot of these image models (kind, sample, question), decided by ``basis``.
+def image_grid(
+    entries: list[ModelEntry], questions: pd.DataFrame, images: pd.DataFrame
+) -> tuple[pd.DataFrame, np.ndarray]:
+    """Every image slot of these image models (kind, sample, question) with its stored image.
+
+    Outcomes are not decided yet (:func:`decide_images`): the grid is laid out while the
+    verdicts are still being read.
 
     Args:
         entries: the image models.
         questions: :func:`questions_frame`.
-        images: the current image of each slot (:meth:`~amvicc.store.Store.current_image_slots`).
-        verdicts: each source's latest verdict on these images.
-        basis: whose verdicts decide.
-        positions: each verdict's image as its row in ``images`` (None: matched by id). The
-            votes are then counted on integers: hashing 32-character ids was the cost.
+        images: the current image of each slot (:meth:`~amvicc.store.ImageSlots.frame`).
+
+    Returns:
+        The grid, and per row of ``images`` its row in the grid (-1: no slot of the report's).
     """
     frame = _image_grid(entries, questions)
     found = _image_positions(entries, questions, images)
@@ -66,13 +63,32 @@ def image_items(
     for column, read in (("subject_id", "image_id"), ("status", "status")):
         frame[column] = _taken([*images[read].tolist(), ""], row)
     frame["modality"] = "igm"
+    return frame, row
+
+
+def decide_images(
+    frame: pd.DataFrame,
+    row: np.ndarray,
+    verdicts: pd.DataFrame,
+    basis: str,
+    positions: np.ndarray | None = None,
+) -> None:
+    """Decide the outcome of each slot of :func:`image_grid` by ``basis`` (in place).
+
+    Args:
+        frame: the grid.
+        row: per grid row, its image's row in the images (from :func:`image_grid`).
+        verdicts: each source's latest verdict on these images.
+        basis: whose verdicts decide.
+        positions: each verdict's image as its row in the images (None: matched by id). The
+            votes are then counted on integers: hashing 32-character ids was the cost.
+    """
     if positions is None:
         apply_image_outcomes(frame, frame["modality"] == "igm", image_values(verdicts, basis))
     else:
         decided = image_values(verdicts.assign(subject_id=positions), basis)
         decided.index = decided.index.astype(np.int64)
         apply_image_outcomes(frame, frame["modality"] == "igm", decided, keys=row)
-    return frame
 
 
 def _image_grid(entries: list[ModelEntry], questions: pd.DataFrame) -> pd.DataFrame:

@@ -269,6 +269,15 @@ def _kappa_phi(
     return agreement, kappa, phi
 
 
+def import_distributions() -> None:
+    """Import scipy.special, which the p-values need, ahead of them.
+
+    A report does it while its first process waits for the verdicts (idle time): the second
+    process, forked later for the sections, then starts with it imported.
+    """
+    _distributions()
+
+
 def _distributions() -> tuple[Any, Any]:
     """The binomial CDF and hypergeometric PMF that ``scipy.stats`` evaluates, from scipy.special.
 

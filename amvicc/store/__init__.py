@@ -16,6 +16,7 @@ Other modules import from here (``from amvicc.store import Store``).
 """
 
 from amvicc.store.claims import CLAIM_TTL_S, ClaimFeed, LeaseBook
+from amvicc.store.image_codes import ImageSlots, ImageVerdictCodes
 from amvicc.store.leases import FolderLeases
 from amvicc.store.queries import RunCounts, SeedRange, VerdictSubject
 from amvicc.store.records import (
@@ -96,7 +97,9 @@ __all__ = [
     "ClaimFeed",
     "FolderLeases",
     "ImageRecord",
+    "ImageSlots",
     "ImageStatus",
+    "ImageVerdictCodes",
     "ImageVerdictValue",
     "LeaseBook",
     "ResponseRecord",

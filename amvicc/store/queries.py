@@ -9,10 +9,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from operator import itemgetter
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
+from amvicc.catalogue import PromptKind
 from amvicc.store.database import Database, tuples_frame
+from amvicc.store.image_codes import (
+    ImageSlots,
+    ImageVerdictCodes,
+    latest_per_image_source,
+    newest_per_slot,
+)
 from amvicc.store.records import (
     ImageRecord,
     ResponseRecord,
@@ -20,6 +28,7 @@ from amvicc.store.records import (
     VerdictRow,
     record_from_row,
 )
+from amvicc.store.schema import ImageStatus, ImageVerdictValue
 from amvicc.store.sources import HUMAN_SOURCE_PREFIXES
 
 if TYPE_CHECKING:
@@ -387,43 +396,84 @@ class Queries(Database):
         frame["current"] = frame["current"].astype(bool)
         return frame
 
-    def current_image_slots(self, config_keys: Sequence[str]) -> pd.DataFrame:
-        """The current image of each slot of these configurations, as Python objects.
+    def current_image_slots(self, config_keys: Sequence[str] | None = None) -> ImageSlots:
+        """The current image of each slot of these configurations (None: of every one).
 
-        Columns ``image_id``, ``config_key``, ``question_index``, ``prompt_kind``, ``sample``
-        and ``status``: what a report needs to lay out its items, read without pandas' type
-        conversions so that hundreds of thousands of rows stay fast. Read one configuration
-        at a time on the slot index (no configuration key per row), and the rule of the
-        ``current_images`` view (the newest row per slot) applied on integers: that view's
-        GROUP BY over every image took longer than the read itself.
+        The newest row of each slot, as integer arrays: every image id is made into a Python
+        string once, and nothing else is; prompt kinds, statuses and configurations are codes
+        SQLite makes (:mod:`amvicc.store.image_codes`). Read one configuration at a time on
+        the slot index, and the rule of the ``current_images`` view applied on integers.
         """
         import numpy as np
-        import pandas as pd
 
-        columns = ["rowid", "image_id", "question_index", "prompt_kind", "sample", "status"]
-        rows: list[tuple[object, ...]] = []
+        if config_keys is None:
+            config_keys = [k for (k,) in self._tuples("SELECT DISTINCT config_key FROM images", [])]
+        config_keys = tuple(dict.fromkeys(config_keys))
+        kinds, statuses = get_args(PromptKind), get_args(ImageStatus)
+        query = (
+            f"SELECT rowid, image_id, question_index, {_case('prompt_kind', kinds)}, sample, "
+            f"{_case('status', statuses)} FROM images WHERE config_key = ?"
+        )
+        read: list[tuple[Any, ...]] = []
         counts = []
         for key in config_keys:
-            read = self._tuples(
-                f"SELECT {', '.join(columns)} FROM images WHERE config_key = ?", [key]
-            )
-            rows += read
-            counts.append(len(read))
-        frame = tuples_frame(rows, columns)
-        keys = np.repeat(np.arange(len(counts)), counts)
-        frame.insert(2, "config_key", np.asarray(config_keys, dtype=object)[keys])
-        slots = pd.DataFrame(
-            {
-                "key": keys,
-                "question": frame["question_index"],
-                "kind": pd.factorize(frame["prompt_kind"].to_numpy())[0],
-                "sample": frame["sample"],
-            }
+            rows = self._tuples(query, [*kinds, *statuses, key])
+            read += rows
+            counts.append(len(rows))
+        image_rows, questions, kind_codes, samples, status_codes = (
+            np.fromiter(map(itemgetter(i), read), np.int64, len(read)) for i in (0, 2, 3, 4, 5)
         )
-        if slots.duplicated().any():
-            newest = ~slots.iloc[np.argsort(frame["rowid"].to_numpy())].duplicated(keep="last")
-            frame = frame.loc[np.sort(newest.index[newest.to_numpy()])].reset_index(drop=True)
-        return frame.drop(columns="rowid")
+        image_ids = np.fromiter(map(itemgetter(1), read), object, len(read))
+        config_codes = np.repeat(np.arange(len(config_keys)), counts)
+        current = newest_per_slot(image_rows, config_codes, questions, kind_codes, samples)
+        return ImageSlots(
+            image_rows=image_rows[current],
+            image_ids=image_ids[current],
+            config_codes=config_codes[current],
+            question_indices=questions[current],
+            kind_codes=kind_codes[current],
+            samples=samples[current],
+            status_codes=status_codes[current],
+            config_keys=config_keys,
+            kinds=kinds,
+            statuses=statuses,
+        )
+
+    def image_verdict_codes(self) -> ImageVerdictCodes:
+        """Each source's latest verdict on every image (the ``current_verdicts`` rule), as codes.
+
+        As integer arrays (:mod:`amvicc.store.image_codes`): a verdict's image is the image's
+        row number (:attr:`ImageSlots.image_rows`), found through one dictionary of the ids;
+        sources and values are codes SQLite makes. A verdict on an image the table lacks is
+        left out. Needs numpy only: a report reads this in a second process while the first
+        imports pandas.
+        """
+        import numpy as np
+
+        rows = dict(self._tuples("SELECT image_id, rowid FROM images", []))
+        sources = tuple(s for (s,) in self._tuples("SELECT DISTINCT source FROM verdicts", []))
+        values = get_args(ImageVerdictValue)
+        read = self._tuples(
+            f"SELECT image_id, {_case('source', sources)} * {len(values)} + "
+            f"{_case('value', values)}, verdict_id FROM verdicts "
+            "WHERE image_id IS NOT NULL ORDER BY verdict_id",
+            [*sources, *values],
+        )
+        n = len(read)
+        image_rows = np.fromiter(
+            map(rows.get, map(itemgetter(0), read), repeat(-1, n)), np.int64, n
+        )
+        codes = np.fromiter(map(itemgetter(1), read), np.int64, n)
+        verdict_ids = np.fromiter(map(itemgetter(2), read), np.int64, n)
+        kept = latest_per_image_source(image_rows, codes // len(values), len(sources))
+        return ImageVerdictCodes(
+            image_rows=image_rows[kept],
+            source_codes=codes[kept] // len(values),
+            value_codes=codes[kept] % len(values),
+            verdict_ids=verdict_ids[kept],
+            sources=sources,
+            values=values,
+        )
 
     def current_response_slots(self, config_keys: Sequence[str], image_key: str) -> pd.DataFrame:
         """The current response of each slot of these configurations about one image.
@@ -440,72 +490,45 @@ class Queries(Database):
             columns,
         )
 
-    def verdict_rows(self, subject: VerdictSubject) -> pd.DataFrame:
-        """Every verdict on an image (or a response), history included, oldest first.
-
-        Columns ``subject_id``, ``source``, ``value`` and ``verdict_id``, as Python objects:
-        what :meth:`latest_verdict_values` keeps the latest of.
-        """
-        column = "image_id" if subject == "image" else "response_id"
-        return self._object_frame(
-            f"SELECT {column}, source, value, verdict_id FROM verdicts "
-            f"WHERE {column} IS NOT NULL ORDER BY verdict_id",
-            [],
-            ["subject_id", "source", "value", "verdict_id"],
-        )
-
     def image_rows_written(self) -> int:
         """How many image rows were ever written (the newest rowid): a workspace's size, at once."""
         row = self.connection().execute("SELECT MAX(rowid) FROM images").fetchone()
         return int(row[0] or 0)
 
     def latest_verdict_values(
-        self,
-        subject: VerdictSubject,
-        subject_ids: pd.Series | Sequence[str] | None,
-        *,
-        positions: bool = False,
-        rows: pd.DataFrame | None = None,
+        self, subject: VerdictSubject, subject_ids: pd.Series | Sequence[str]
     ) -> pd.DataFrame:
         """Each source's latest verdict on these images or responses, oldest first.
 
         Columns ``subject_id``, ``source``, ``value`` and ``verdict_id``, as Python objects.
-        ``subject_ids`` None: every image's (or response's), to be filtered by the caller (a
-        report reads them while it reads which images it has).
         The rule of the ``current_verdicts`` view (the newest row per subject and source),
         applied in pandas: on hundreds of thousands of verdicts that is about twice as fast as
-        SQLite's GROUP BY, and a report reads every verdict of its models. Comments and rubric
-        versions are left out; :meth:`latest_verdicts_on` reads them for the few rows shown.
-        ``positions``: add ``subject_position``, the subject's place in ``subject_ids`` (its
-        first), so that the caller can count on integers rather than hash the ids again.
-        ``rows``: :meth:`verdict_rows` of this subject, read before (while the ids were read
-        in another process).
+        SQLite's GROUP BY. Comments and rubric versions are left out;
+        :meth:`latest_verdicts_on` reads them for the few rows shown. (A report reads its
+        image verdicts as codes: :meth:`image_verdict_codes`.)
         """
         import numpy as np
         import pandas as pd
 
         columns = ["subject_id", "source", "value", "verdict_id"]
-        if subject_ids is not None and len(subject_ids) == 0:
+        if len(subject_ids) == 0:
             return pd.DataFrame(columns=columns)
         column = "image_id" if subject == "image" else "response_id"
         query = f"SELECT {column}, source, value, verdict_id FROM verdicts WHERE {column} "
-        if rows is not None:
-            rows = rows.copy(deep=False)  # a column is added below; the caller's stays as it is
-        elif subject_ids is not None and len(subject_ids) <= FEW_SUBJECTS:
+        if len(subject_ids) <= FEW_SUBJECTS:
             # A few subjects (a report's answers beside its images): looked up on the index
             # rather than found by reading every verdict.
             read: list[tuple[object, ...]] = []
             for chunk in _chunks(list(dict.fromkeys(subject_ids))):
                 read += self._tuples(f"{query} IN ({_marks(chunk)})", chunk)
             read.sort(key=itemgetter(3))
-            rows = tuples_frame(read, columns)
         else:
-            rows = self.verdict_rows(subject)
+            read = self._tuples(f"{query} IS NOT NULL ORDER BY verdict_id", [])
+        rows = tuples_frame(read, columns)
         # On integer codes: hashing the ids once is the cost; isin and drop_duplicates on the
         # strings would hash them three times.
-        subjects = rows["subject_id"].to_numpy()
-        wanted = np.asarray([] if subject_ids is None else subject_ids, dtype=object)
-        codes, known = pd.factorize(np.concatenate([wanted, subjects]))
+        wanted = np.asarray(subject_ids, dtype=object)
+        codes, known = pd.factorize(np.concatenate([wanted, rows["subject_id"].to_numpy()]))
         subject_codes = codes[len(wanted) :]
         source_codes, sources = pd.factorize(rows["source"].to_numpy())
         keep = (
@@ -513,14 +536,9 @@ class Queries(Database):
             .duplicated(keep="last")
             .to_numpy()
         )
-        if subject_ids is not None:
-            asked = np.zeros(len(known), dtype=bool)
-            asked[codes[: len(wanted)]] = True
-            keep &= asked[subject_codes]
-        if positions:
-            place = np.full(len(known), -1, dtype=np.int64)
-            place[codes[: len(wanted)][::-1]] = np.arange(len(wanted))[::-1]
-            rows["subject_position"] = place[subject_codes]
+        asked = np.zeros(len(known), dtype=bool)
+        asked[codes[: len(wanted)]] = True
+        keep &= asked[subject_codes]
         if keep.all():
             return rows
         return rows[keep].reset_index(drop=True)
@@ -626,3 +644,8 @@ def _chunks(ids: Sequence[str], size: int = CHUNK) -> Iterator[list[str]]:
 
 def _marks(values: Sequence[object]) -> str:
     return ",".join("?" * len(values))
+
+
+def _case(column: str, names: Sequence[str]) -> str:
+    """SQL that gives ``column``'s place in ``names`` (bound as parameters, in order)."""
+    return f"(CASE {column} {' '.join(f'WHEN ? THEN {i}' for i in range(len(names)))} END)"

@@ -223,7 +223,7 @@ class VerdictRecord:
 class VerdictRow:
     """The columns of a verdict row that say who judged what, without its details.
 
-    What the scoring app's queues follow (:meth:`amvicc.store.Store.verdict_rows`): light
+    What the scoring app's queues follow (:meth:`amvicc.store.Store.verdict_rows_for_rating`): light
     enough to read every verdict of a large workspace when the app starts.
     """
 

@@ -13,7 +13,9 @@ import pandas as pd
 import pytest
 
 from amvicc.errors import UserError
-from amvicc.report import ReportOptions, collect_items, parallel, run_report
+from amvicc.report import ReportOptions, collect_items, parallel, render, run_report
+from amvicc.report.early import early_reads
+from amvicc.report.items import decide_items, select
 from amvicc.report.options import ReportFormat
 from amvicc.report.sections import SECTION_BY_KEY, SECTIONS
 
@@ -92,15 +94,21 @@ def test_two_processes_write_the_report_one_writes(
     alone = _report(workspace, fmt, processes=1)
     children = _forks(monkeypatch)
     together = _report(workspace, fmt, processes=2)
-    assert len(children) == 2  # one reads the image slots, one computes the apart sections
+    # Two read the image slots and verdicts, one computes (and renders) the apart sections.
+    assert len(children) == 3
     assert together == alone
     assert all(_reaped(pid) for pid in children)
 
 
+@pytest.mark.parametrize("fmt", ["json", "html"])
 def test_sections_apart_are_computed_in_the_child(
-    workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch, fmt: ReportFormat
 ) -> None:
-    """The parent never computes an apart section: it takes the child's data."""
+    """The parent never computes an apart section: it takes the child's data.
+
+    Not even for a page, whose first screen shows the concordance: the parent renders its
+    own sections while the child works, and leaves that one for when the data are here.
+    """
     _fill(workspace)
     parent = os.getpid()
     computed_here: list[str] = []
@@ -115,9 +123,38 @@ def test_sections_apart_are_computed_in_the_child(
 
             _patch(monkeypatch, section.key, watched)
     assert {s.key for s in SECTIONS if s.apart} >= {"comparisons", "concordance", "agreement"}
-    text = _report(workspace, "json", processes=2)
-    assert '"comparisons"' in text
+    text = _report(workspace, fmt, processes=2)
+    assert "comparisons" in text
     assert computed_here == []
+
+
+@pytest.mark.parametrize("fmt", ["csv", "html"])
+def test_the_child_renders_the_sections_it_computes(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch, fmt: ReportFormat
+) -> None:
+    _fill(workspace)
+    rendered_here: list[str] = []
+    body, rows = render._body, render._on_catalogue
+
+    def watched_body(section: Any, *args: Any, **kwargs: Any) -> Any:
+        rendered_here.append(section.key)
+        return body(section, *args, **kwargs)
+
+    def watched_rows(found: Any, part: Any) -> Any:
+        rendered_here.append("rows")
+        return rows(found, part)
+
+    monkeypatch.setattr(render, "_body", watched_body)
+    monkeypatch.setattr(render, "_on_catalogue", watched_rows)
+    alone = _report(workspace, fmt, processes=1)
+    here_alone = list(rendered_here)
+    rendered_here.clear()
+    assert _report(workspace, fmt, processes=2) == alone
+    apart = {s.key for s in SECTIONS if s.apart}
+    if fmt == "html":
+        assert apart & set(here_alone) and not apart & set(rendered_here)
+    else:  # the child's sections' rows were rendered there
+        assert len(rendered_here) < len(here_alone)
 
 
 def test_a_user_error_in_the_child_is_raised_in_the_parent(
@@ -182,36 +219,54 @@ def test_a_small_workspace_is_reported_in_one_process(
     assert children == []
 
 
-def test_image_slots_read_in_a_child_decide_the_same_items(
+def test_slots_and_verdicts_read_in_children_decide_the_same_items(
     workspace: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _fill(workspace)
     store = workspace.store
     alone = collect_items(store, ReportOptions(processes=1))
     children = _forks(monkeypatch)
-    together = collect_items(store, ReportOptions(processes=2))
-    assert len(children) == 1
+    options = ReportOptions(processes=2)
+    with early_reads(store, 2) as early:
+        selection = select(store, options)
+        together = decide_items(store, options, selection, selection.entries, early=early)
+    assert len(children) == 2
+    assert early.waited > 0
     pd.testing.assert_frame_equal(together.frame, alone.frame)
     pd.testing.assert_frame_equal(together.image_verdicts, alone.image_verdicts)
 
 
-def test_a_failed_read_in_the_child_is_made_here(
-    workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("read", ["current_image_slots", "image_verdict_codes"])
+def test_a_failed_read_in_a_child_is_made_here(
+    workspace: Workspace,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    read: str,
 ) -> None:
     _fill(workspace)
     store = workspace.store
-    alone = collect_items(store, ReportOptions(processes=1))
+    alone = _report(workspace, "csv", processes=1)
     parent = os.getpid()
-    read = type(store).current_image_slots
+    original = getattr(type(store), read)
 
-    def dies_in_child(self: Any, keys: Any) -> Any:
+    def dies_in_child(self: Any, *args: Any) -> Any:
         if os.getpid() != parent:
             os._exit(9)
-        return read(self, keys)
+        return original(self, *args)
 
-    monkeypatch.setattr(type(store), "current_image_slots", dies_in_child)
-    together = collect_items(store, ReportOptions(processes=2))
-    pd.testing.assert_frame_equal(together.frame, alone.frame)
+    monkeypatch.setattr(type(store), read, dies_in_child)
+    assert _report(workspace, "csv", processes=2) == alone
+    assert "second process failed; reading the" in caplog.text
+
+
+def test_early_reads_nobody_asked_for_are_stopped(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fill(workspace)
+    children = _forks(monkeypatch)
+    with early_reads(workspace.store, 2):
+        pass  # a report that failed before reading: the children are not left behind
+    assert len(children) == 2 and all(_reaped(pid) for pid in children)
 
 
 @pytest.mark.parametrize(

@@ -113,8 +113,6 @@ def test_latest_verdict_values_keep_the_newest_per_subject_and_source(store: Sto
     ]
     assert found["verdict_id"].is_monotonic_increasing
     assert found["verdict_id"].dtype == "int64"
-    placed = store.latest_verdict_values("image", pd.Series([two, one, two]), positions=True)
-    assert placed["subject_position"].tolist() == [1, 1, 1, 0]  # the first place of each id
     assert store.latest_verdict_values("response", pd.Series([one])).empty
     assert store.latest_verdict_values("image", []).empty
 
@@ -340,10 +338,10 @@ def test_current_slots_of_configurations(store: Store) -> None:
     _image(store, igm, 1)
     newer = _image(store, igm, 1)  # the same slot again: supersedes the first
     _image(store, other, 1)
-    images = store.current_image_slots([igm.config_key])
+    images = store.current_image_slots([igm.config_key]).frame()
     assert images["image_id"].tolist() == [newer]
     assert images["question_index"].dtype == "int64"
-    assert store.current_image_slots([]).empty
+    assert store.current_image_slots([]).frame().empty
     mmvp = _response(store, vlm, 1)
     _response(store, vlm, 1, image_key=newer)
     responses = store.current_response_slots([vlm.config_key], "mmvp")
@@ -368,10 +366,12 @@ def test_current_image_slots_agree_with_the_current_images_view(store: Store) ->
         )
     keys = [runs[2].config_key, runs[0].config_key]
     columns = ["image_id", "config_key", "question_index", "prompt_kind", "sample", "status"]
-    found = store.current_image_slots(keys)
-    assert list(found.columns) == columns
+    found = store.current_image_slots(keys).frame()
+    assert list(found.columns) == [*columns, "image_row"]
     view = pd.read_sql_query(
-        f"SELECT {', '.join(columns)} FROM current_images WHERE config_key IN (?, ?)",
+        f"SELECT {', '.join(columns)}, (SELECT rowid FROM images i "
+        "WHERE i.image_id = current_images.image_id) AS image_row FROM current_images "
+        "WHERE config_key IN (?, ?)",
         store.connection(),
         params=keys,
     )
@@ -379,6 +379,41 @@ def test_current_image_slots_agree_with_the_current_images_view(store: Store) ->
     assert sorted(found.astype(object).values.tolist()) == sorted(
         view.astype(object).values.tolist()
     )
+    assert found["config_key"].iloc[0] == keys[0]  # in the order asked for
+    # Every configuration's slots, then some of them in another order: the same rows.
+    every = store.current_image_slots()
+    assert set(every.config_keys) == {r.config_key for r in runs}
+    assert every.of(keys).frame().values.tolist() == found.values.tolist()
+    assert every.of(["unknown"]).frame().empty
+
+
+def test_image_verdict_codes_agree_with_the_current_verdicts_view(store: Store) -> None:
+    # Verdicts on current and superseded images, sources superseding themselves, answers
+    # between them: the codes name each source's latest verdict on each image, oldest first.
+    rng = random.Random(11)
+    igm, vlm = _igm(store), _vlm(store)
+    images = [_image(store, igm, rng.randint(1, 4)) for _ in range(12)]
+    response = _response(store, vlm, 1)
+    sources = [human_source("x"), human_source("y"), JUDGE]
+    verdicts = []
+    for _ in range(200):
+        if rng.random() < 0.2:
+            verdicts.append(VerdictRecord(EXTRACTOR_SOURCE, "a", response_id=response))
+            continue
+        value = rng.choice(["correct", "incorrect", "cant_tell", "undecided"])
+        verdicts.append(VerdictRecord(rng.choice(sources), value, image_id=rng.choice(images)))
+    store.add_verdicts(verdicts, skip_unchanged=False)
+    codes = store.image_verdict_codes()
+    rows = dict(store.connection().execute("SELECT rowid, image_id FROM images").fetchall())
+    found = [
+        [rows[int(row)], codes.sources[source], codes.values[value], int(verdict)]
+        for row, source, value, verdict in zip(
+            codes.image_rows, codes.source_codes, codes.value_codes, codes.verdict_ids, strict=True
+        )
+    ]
+    expected = _view(store, "image_id")
+    assert found == expected.astype(object).values.tolist()
+    assert len(found) == len({(image, source) for image, source, _, _ in found}) > 12
 
 
 def test_runs_frame_of_some_stages(store: Store) -> None:

@@ -36,11 +36,10 @@ def _compute(part: Part) -> ExplorerData | None:
 
 
 def _view(data: ExplorerData, page: Page) -> dict[str, Any]:
-    document = data.document
     return {
         "json": data.json() if page.html else "",
-        "categories": document["categories"],
-        "models": document["models"],
+        "categories": data.categories,
+        "models": data.models,
         "outcomes": [
             (value, label) for value, label, needs in OUTCOMES if set(needs) <= set(data.modalities)
         ],
@@ -56,4 +55,5 @@ SECTION = Section(
     view=_view,
     empty=lambda data: data.pairs == 0,
     opens=True,
+    apart=True,
 )
