@@ -120,18 +120,19 @@ EXIT_PROBE = """
 import atexit, sys, threading, time
 from amvicc.cli.main import exit_now
 atexit.register(lambda: print("handler ran", flush=True))
-if sys.argv[1] == "thread":
-    def late():
-        time.sleep(0.3)
-        print("thread done", flush=True)
-    threading.Thread(target=late).start()
+def late():
+    time.sleep(0.3)
+    print("thread done", flush=True)
+if sys.argv[1] != "none":  # a daemon thread does not hold the process, as in Python
+    threading.Thread(target=late, daemon=sys.argv[1] == "daemon").start()
 print("buffered output", end="")
 exit_now(int(sys.argv[2]) if sys.argv[2].isdigit() else sys.argv[2])
 """
 
 
 @pytest.mark.parametrize(
-    ("thread", "status", "code"), [("none", "3", 3), ("none", "bad input", 1), ("thread", "0", 0)]
+    ("thread", "status", "code"),
+    [("none", "3", 3), ("none", "bad input", 1), ("thread", "0", 0), ("daemon", "4", 4)],
 )
 def test_the_program_exits_at_once_with_its_status_and_output(
     thread: str, status: str, code: int

@@ -207,12 +207,14 @@ def exit_now(status: int | str | None) -> NoReturn:
     Finalizing an interpreter that imported pandas, scipy and pyarrow frees every module and
     object one by one: a third of a second after a report is written, which the user waits
     for and nothing needs. Exit handlers still run (logging's flush, temporary files) and
-    output is flushed. While another thread runs, the process ends as usual, waiting for it.
+    output is flushed. While another (non-daemon) thread runs, the process ends as usual,
+    waiting for it, as Python would; daemon threads (tqdm's monitor) end with the process.
     """
     import atexit
     import threading
 
-    if threading.active_count() > 1:
+    main = threading.main_thread()
+    if any(t is not main and not t.daemon and t.is_alive() for t in threading.enumerate()):
         raise SystemExit(status)
     if isinstance(status, str):  # SystemExit("message"): printed as Python would
         print(status, file=sys.stderr)

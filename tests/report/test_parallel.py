@@ -122,7 +122,7 @@ def test_sections_apart_are_computed_in_the_child(
                 return compute(part)
 
             _patch(monkeypatch, section.key, watched)
-    assert {s.key for s in SECTIONS if s.apart} >= {"comparisons", "concordance", "agreement"}
+    assert {s.key for s in SECTIONS if s.apart} >= {"comparisons", "concordance", "explorer"}
     text = _report(workspace, fmt, processes=2)
     assert "comparisons" in text
     assert computed_here == []
