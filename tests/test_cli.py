@@ -120,6 +120,11 @@ EXIT_PROBE = """
 import atexit, sys, threading, time
 from amvicc.cli.main import exit_now
 atexit.register(lambda: print("handler ran", flush=True))
+import os
+class Finalized:
+    def __del__(self, write=os.write):  # bound now: late in a teardown modules are gone
+        write(1, b"torn down\\n")
+kept = Finalized()  # freed only if the interpreter is torn down
 def late():
     time.sleep(0.3)
     print("thread done", flush=True)
@@ -145,5 +150,37 @@ def test_the_program_exits_at_once_with_its_status_and_output(
     assert proc.returncode == code
     assert proc.stdout.startswith("buffered output")
     assert "handler ran" in proc.stdout
+    assert ("torn down" in proc.stdout) == (thread == "thread")
     assert ("thread done" in proc.stdout) == (thread == "thread")
     assert ("bad input" in proc.stderr) == (status == "bad input")
+
+
+def test_a_daemon_thread_does_not_hold_the_program_in_a_teardown(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # tqdm's monitor is such a thread: the report ended through Python's teardown (0.3 s).
+    import atexit
+    import os
+    import threading
+
+    from amvicc.cli.main import exit_now
+
+    class Exited(Exception):
+        pass
+
+    codes: list[int] = []
+
+    def exit_at_once(code: int) -> None:
+        codes.append(code)
+        raise Exited
+
+    monkeypatch.setattr(os, "_exit", exit_at_once)
+    monkeypatch.setattr(atexit, "_run_exitfuncs", lambda: None)  # pytest's own stay for later
+    stop = threading.Event()
+    threading.Thread(target=stop.wait, daemon=True).start()
+    try:
+        with pytest.raises(Exited):
+            exit_now(5)
+    finally:
+        stop.set()
+    assert codes == [5]
