@@ -36,4 +36,5 @@ SECTION = Section(
     compute=_compute,
     view=_view,
     exports={"gallery": lambda part: part["gallery"] or ()},
+    apart=True,
 )
