@@ -4,11 +4,11 @@ A report spends its time in Python and pandas, which one process runs on one cor
 workspace of hundreds of thousands of verdicts the work is split where it falls in two
 independent halves, each half in its own process (:func:`beside` forks the child):
 
-- reading: the image slots are read in the child while the parent reads every verdict
-  (:func:`amvicc.report.items.decide_items`);
-- sections: once the items are decided, the child computes the sections marked
+- reading: two children read every image slot and every image verdict, as integer codes,
+  while the parent imports pandas and lays out the items (:mod:`amvicc.report.early`);
+- sections: once the items are decided, a child computes and renders the sections marked
   :attr:`~amvicc.report.section.Section.apart`, for both parts, while the parent computes
-  the rest (:func:`sections_apart`).
+  and renders the rest (:func:`sections_apart`).
 
 The child sends its result back pickled through a pipe. Both processes start from the same
 memory, so the numbers are the ones one process gives, byte for byte. Forking is used only
@@ -23,7 +23,6 @@ from __future__ import annotations
 import logging
 import os
 import pickle
-import select
 import signal
 import sys
 import time
@@ -77,13 +76,6 @@ class Beside(Generic[T]):
         self._pid = pid
         self._pipe = pipe
         self.waited = 0.0
-
-    def ready(self) -> bool:
-        """Whether :meth:`result` would return at once (the child has sent, or is gone)."""
-        if self._pipe is None:
-            return True
-        readable, _, _ = select.select([self._pipe], [], [], 0)
-        return bool(readable)
 
     def result(self) -> tuple[bool, T | None]:
         """(True, the task's value), or (False, None) when the child died or sent nothing usable.
