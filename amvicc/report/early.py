@@ -86,8 +86,9 @@ def early_reads(store: Store, processes: int | None) -> Iterator[EarlyReads]:
     if not second_process_pays(processes, store.image_rows_written()):
         yield EarlyReads(store)
         return
+    # Three processes on two cores: the verdicts are wanted last, so their child yields.
     with (
-        beside(store.image_verdict_codes) as verdicts,
+        beside(store.image_verdict_codes, nice=8) as verdicts,
         beside(store.current_image_slots) as slots,
     ):
         yield EarlyReads(store, slots, verdicts)

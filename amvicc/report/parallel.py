@@ -113,17 +113,22 @@ class Beside(Generic[T]):
 
 
 @contextmanager
-def beside(task: Callable[[], T]) -> Iterator[Beside[T]]:
+def beside(task: Callable[[], T], *, nice: int = 0) -> Iterator[Beside[T]]:
     """Run ``task`` in a forked child while the block runs; the block reads its result.
 
     The child starts from this process's memory (its reads and imports included), sends what
     the task returned, pickled through a pipe, and leaves without exit handlers. When the
-    block raises, or ends without reading the result, the child is stopped.
+    block raises, or ends without reading the result, the child is stopped. ``nice``: how
+    much lower the child's priority is (``os.nice``), for a child whose result is wanted
+    last: where the processes outnumber the cores, the others go first.
     """
     reader, writer = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child's coverage is not collected
         os.close(reader)
+        if nice:
+            with suppress(OSError):
+                os.nice(nice)
         _child(writer, task)
     os.close(writer)
     running = Beside[T](pid, os.fdopen(reader, "rb"))

@@ -291,3 +291,9 @@ def test_the_work_is_split_when_it_pays_or_is_asked_for(
     monkeypatch.setattr(parallel, "usable_cores", lambda: cores)
     monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
     assert parallel.second_process_pays(processes, rows) is splits
+
+
+def test_a_child_asked_to_yield_runs_at_a_lower_priority() -> None:
+    with parallel.beside(lambda: os.getpriority(os.PRIO_PROCESS, 0), nice=5) as child:
+        done, priority = child.result()
+    assert done and priority == min(19, os.getpriority(os.PRIO_PROCESS, 0) + 5)
