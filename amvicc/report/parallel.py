@@ -169,11 +169,14 @@ def sections_apart(
 
     def compute() -> tuple[dict[tuple[int, str], Any], dict[str, float]]:
         before = dict(clock.seconds)
-        data = {(index, key): (parts[index][key], None) for index, key in work}
+        data: dict[tuple[int, str], tuple[Any, dict[tuple[str, str], Any]]] = {
+            (index, key): (parts[index][key], {}) for index, key in work
+        }
         if prerender is not None:
             for index, key in work:
                 prerender(parts[index], key)
-                data[index, key] = (data[index, key][0], parts[index].rendered.get(key))
+                rendered = {k: v for k, v in parts[index].rendered.items() if k[1] == key}
+                data[index, key] = (data[index, key][0], rendered)
         return data, {n: s - before.get(n, 0.0) for n, s in clock.seconds.items()}
 
     with beside(compute) as child:
@@ -188,8 +191,7 @@ def sections_apart(
     data, seconds = result
     for (index, key), (value, rendered) in data.items():
         parts[index].adopt(key, value)
-        if rendered is not None:
-            parts[index].rendered[key] = rendered
+        parts[index].rendered.update(rendered)
     for name, spent in seconds.items():
         clock.seconds[name] = clock.seconds.get(name, 0.0) + spent
 

@@ -66,9 +66,9 @@ def render_report(report: Report, fmt: ReportFormat) -> str:
 def prerenderer(fmt: ReportFormat) -> Callable[[Part, str], None] | None:
     """What renders one computed section ahead, into its part's ``rendered``.
 
-    CSV rows, or a page's section body; None for the JSON, written whole. A report's second
-    process renders the sections it computes (their seconds go to the
-    part's clock); :func:`render_report` then takes those as they are.
+    CSV rows, or a page's section body (kept by format and section key); None for the JSON,
+    written whole. A report's second process renders the sections it computes (their seconds
+    go to the part's clock); :func:`render_report` then takes those as they are.
     """
     if fmt == "csv":
         return _prerender_rows
@@ -82,7 +82,7 @@ def _prerender_rows(part: Part, key: str) -> None:
     if section.rows is None or part[key] is None:
         return
     with part.clock.timed("render.rows"):
-        part.rendered[key] = _rows(part, section)
+        part.rendered["csv", key] = _rows(part, section)
 
 
 def _prerender_body(part: Part, key: str, *, html: bool) -> None:
@@ -91,13 +91,13 @@ def _prerender_body(part: Part, key: str, *, html: bool) -> None:
     if isinstance(data, Part) or not section.shown(data, part):
         return
     with part.clock.timed(f"render.{key}"):
-        part.rendered[key] = _body(section, data, _page_of(part, html), ())
+        part.rendered[_extension(html), key] = _body(section, data, _page_of(part, html), ())
 
 
 def _rows(part: Part, section: Section) -> Any:
     """A section's CSV rows for one part (rendered ahead, or now)."""
-    if section.key in part.rendered:
-        return part.rendered[section.key]
+    if ("csv", section.key) in part.rendered:
+        return part.rendered["csv", section.key]
     assert section.rows is not None
     return _on_catalogue(section.rows(part[section.key]), part)
 
@@ -229,8 +229,8 @@ def _shown(report: Report, part: Part, *, html: bool) -> Iterator[Shown]:
         if isinstance(data, Part):
             nested = tuple(_shown(report, data, html=html))
             body = _body(section, data, page, nested, {"models": _banner_models(report)})
-        elif section.key in part.rendered:
-            body = part.rendered[section.key]
+        elif (_extension(html), section.key) in part.rendered:
+            body = part.rendered[_extension(html), section.key]
         else:
             body = _body(section, data, page, ())
         key = f"render.{section.key}"
@@ -243,6 +243,10 @@ def _shown(report: Report, part: Part, *, html: bool) -> Iterator[Shown]:
             empty=section.empty(data),
             nested=nested,
         )
+
+
+def _extension(html: bool) -> str:
+    return "html" if html else "md"
 
 
 def _page_of(part: Part, html: bool) -> Page:
@@ -262,9 +266,8 @@ def _body(
     """A section's body: its partial rendered with its view of ``data``."""
     if view is None:
         view = dict(section.view(data, page)) if section.view is not None else {"data": data}
-    extension = "html" if page.html else "md"
     return Markup(
-        _template(f"sections/{section.key}.{extension}.jinja").render(
+        _template(f"sections/{section.key}.{_extension(page.html)}.jinja").render(
             view=view, page=page, section=section, nested=nested
         )
     )

@@ -163,8 +163,9 @@ class Part:
         clock: where the seconds of each step go.
         smoke_part: in the real part, the smoke-test models' part (None without any).
         shared: workspace reads both parts need, made once (see :meth:`read_once`).
-        rendered: sections already rendered for the report's format, by key (the second
-            process renders what it computes: :func:`amvicc.report.render.prerenderer`).
+        rendered: sections already rendered, by format (``csv``, ``html``, ``md``) and key
+            (the second process renders what it computes:
+            :func:`amvicc.report.render.prerenderer`).
         pending: sections the second process is computing, while this one renders its own
             ahead: asking for one raises :class:`Pending` rather than computing it twice.
     """
@@ -199,7 +200,7 @@ class Part:
         self._sections = sections
         self._data: dict[str, Any] = {}
         self.shared: dict[str, Any] = {} if shared is None else shared
-        self.rendered: dict[str, Any] = {}
+        self.rendered: dict[tuple[str, str], Any] = {}
         self.pending: frozenset[str] = frozenset()
 
     @property

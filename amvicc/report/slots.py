@@ -71,7 +71,7 @@ def decide_images(
     row: np.ndarray,
     verdicts: pd.DataFrame,
     basis: str,
-    positions: np.ndarray | None = None,
+    positions: np.ndarray,
 ) -> None:
     """Decide the outcome of each slot of :func:`image_grid` by ``basis`` (in place).
 
@@ -80,15 +80,12 @@ def decide_images(
         row: per grid row, its image's row in the images (from :func:`image_grid`).
         verdicts: each source's latest verdict on these images.
         basis: whose verdicts decide.
-        positions: each verdict's image as its row in the images (None: matched by id). The
-            votes are then counted on integers: hashing 32-character ids was the cost.
+        positions: each verdict's image as its row in the images: the votes are counted on
+            integers (hashing 32-character ids was the cost).
     """
-    if positions is None:
-        apply_image_outcomes(frame, frame["modality"] == "igm", image_values(verdicts, basis))
-    else:
-        decided = image_values(verdicts.assign(subject_id=positions), basis)
-        decided.index = decided.index.astype(np.int64)
-        apply_image_outcomes(frame, frame["modality"] == "igm", decided, keys=row)
+    decided = image_values(verdicts.assign(subject_id=positions), basis)
+    decided.index = decided.index.astype(np.int64)
+    apply_image_outcomes(frame, frame["modality"] == "igm", decided, keys=row)
 
 
 def _image_grid(entries: list[ModelEntry], questions: pd.DataFrame) -> pd.DataFrame:

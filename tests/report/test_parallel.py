@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from amvicc.errors import UserError
-from amvicc.report import ReportOptions, collect_items, parallel, render, run_report
+from amvicc.report import ReportOptions, build_report, collect_items, parallel, render, run_report
 from amvicc.report.early import early_reads
 from amvicc.report.items import decide_items, select
 from amvicc.report.options import ReportFormat
@@ -297,3 +297,16 @@ def test_a_child_asked_to_yield_runs_at_a_lower_priority() -> None:
     with parallel.beside(lambda: os.getpriority(os.PRIO_PROCESS, 0), nice=5) as child:
         done, priority = child.result()
     assert done and priority == min(19, os.getpriority(os.PRIO_PROCESS, 0) + 5)
+
+
+def test_a_report_rendered_ahead_in_one_format_renders_the_others_unchanged(
+    workspace: Workspace,
+) -> None:
+    # The CSV rows rendered ahead (by both processes) are no page's section bodies.
+    _fill(workspace)
+    options = ReportOptions(bootstrap=200, progress=False, default_file=False, processes=2)
+    ahead = build_report(workspace.store, options, prerender=render.prerenderer("csv"))
+    plain = build_report(workspace.store, replace(options, processes=1))
+    for fmt in ("html", "md", "csv"):
+        written = TIME.sub("TIME", render.render_report(ahead, fmt))  # type: ignore[arg-type]
+        assert written == TIME.sub("TIME", render.render_report(plain, fmt))  # type: ignore[arg-type]
