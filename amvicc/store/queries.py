@@ -450,9 +450,12 @@ class Queries(Database):
         """
         import numpy as np
 
-        rows = dict(self._tuples("SELECT image_id, rowid FROM images", []))
         sources = tuple(s for (s,) in self._tuples("SELECT DISTINCT source FROM verdicts", []))
         values = get_args(ImageVerdictValue)
+        if not sources:  # no verdict at all (images generated, none rated yet)
+            empty = np.zeros(0, dtype=np.int64)
+            return ImageVerdictCodes(empty, empty, empty, empty, sources, values)
+        rows = dict(self._tuples("SELECT image_id, rowid FROM images", []))
         read = self._tuples(
             f"SELECT image_id, {_case('source', sources)} * {len(values)} + "
             f"{_case('value', values)}, verdict_id FROM verdicts "

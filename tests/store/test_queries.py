@@ -387,6 +387,15 @@ def test_current_image_slots_agree_with_the_current_images_view(store: Store) ->
     assert every.of(["unknown"]).frame().empty
 
 
+def test_image_verdict_codes_of_images_nobody_rated_are_empty(store: Store) -> None:
+    codes = store.image_verdict_codes()  # no image yet
+    assert len(codes.image_rows) == 0
+    _image(store, _igm(store), 1)
+    codes = store.image_verdict_codes()  # an image, no verdict at all
+    assert len(codes.image_rows) == len(codes.verdict_ids) == 0
+    assert codes.image_rows.dtype == "int64" and codes.sources == ()
+
+
 def test_image_verdict_codes_agree_with_the_current_verdicts_view(store: Store) -> None:
     # Verdicts on current and superseded images, sources superseding themselves, answers
     # between them: the codes name each source's latest verdict on each image, oldest first.
