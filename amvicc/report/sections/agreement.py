@@ -26,6 +26,7 @@ SECTION = Section(
     key="agreement",
     title="Agreement between human raters",
     toc="Rater agreement",
+    apart=True,
     compute=_compute,
     document=lambda table: {"agreement": records(table)},
     view=_view,
