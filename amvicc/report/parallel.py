@@ -28,6 +28,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Generic, TypeVar
 
 if TYPE_CHECKING:
@@ -52,8 +53,9 @@ def second_process_pays(processes: int | None, rows: int) -> bool:
 
     Args:
         processes: ``1`` never, ``2`` whenever forking is possible, None: when it pays (at
-            least :data:`MIN_ROWS` rows of items or images, two cores and half of one idle: on
-            a machine already busy the halves only take turns, and the pickling is lost time).
+            least :data:`MIN_ROWS` rows of items or images, two cores and half of one idle
+            (:func:`idle_cores`): on a machine already busy the halves only take turns, and
+            the pickling is lost time).
         rows: how big the work is.
     """
     if processes == 1 or not sys.platform.startswith("linux"):
@@ -65,8 +67,22 @@ def second_process_pays(processes: int | None, rows: int) -> bool:
 
 
 def idle_cores() -> float:
-    """Usable cores less the last minute's load (this process's own share of it included)."""
-    return usable_cores() - os.getloadavg()[0]
+    """Usable cores less the other processes running or waiting to run at this moment."""
+    return usable_cores() - busy_elsewhere()
+
+
+def busy_elsewhere() -> float:
+    """How many other tasks run or wait to run now (``/proc/loadavg``'s count, this one out).
+
+    This moment's count, not the load averages: those lag by a minute, so a report run just
+    after another (a benchmark's next run, a user's second format) read the previous report's
+    two processes as a busy machine and ran in one. Without ``/proc``: the last minute's load.
+    """
+    try:
+        running = Path("/proc/loadavg").read_text().split()[3].split("/")[0]
+        return max(int(running) - 1, 0)
+    except (OSError, IndexError, ValueError):
+        return os.getloadavg()[0]
 
 
 class Beside(Generic[T]):

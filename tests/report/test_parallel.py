@@ -270,14 +270,14 @@ def test_early_reads_nobody_asked_for_are_stopped(
 
 
 @pytest.mark.parametrize(
-    ("processes", "rows", "cores", "load", "splits"),
+    ("processes", "rows", "cores", "busy", "splits"),
     [
-        (None, 120_000, 2, 0.3, True),  # a big workspace on a quiet machine
-        (None, 120_000, 2, 1.8, False),  # every core already busy: the halves would take turns
-        (None, 120_000, 1, 0.0, False),  # one core
-        (None, 5_000, 8, 0.0, False),  # small: forking and pickling cost more than they gain
-        (1, 120_000, 8, 0.0, False),
-        (2, 10, 1, 4.0, True),  # asked for
+        (None, 120_000, 2, 0, True),  # a big workspace on a quiet machine
+        (None, 120_000, 2, 2, False),  # every core already busy: the halves would take turns
+        (None, 120_000, 1, 0, False),  # one core
+        (None, 5_000, 8, 0, False),  # small: forking and pickling cost more than they gain
+        (1, 120_000, 8, 0, False),
+        (2, 10, 1, 4, True),  # asked for
     ],
 )
 def test_the_work_is_split_when_it_pays_or_is_asked_for(
@@ -285,12 +285,38 @@ def test_the_work_is_split_when_it_pays_or_is_asked_for(
     processes: int | None,
     rows: int,
     cores: int,
-    load: float,
+    busy: int,
     splits: bool,
 ) -> None:
     monkeypatch.setattr(parallel, "usable_cores", lambda: cores)
-    monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
+    monkeypatch.setattr(parallel, "busy_elsewhere", lambda: busy)
     assert parallel.second_process_pays(processes, rows) is splits
+
+
+def test_busy_means_running_now_not_a_minute_ago(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A quiet moment after a busy minute (the last report's two processes): the load average
+    # says busy, the count of runnable tasks says idle, and the work is split.
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.9, 1.2, 0.8))
+    monkeypatch.setattr(parallel, "usable_cores", lambda: 2)
+    real = parallel.Path.read_text
+
+    def loadavg(path: Any, *args: Any, **kwargs: Any) -> str:
+        if str(path) == "/proc/loadavg":
+            return "1.90 1.20 0.80 1/312 4242\n"
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(parallel.Path, "read_text", loadavg)
+    assert parallel.busy_elsewhere() == 0
+    assert parallel.second_process_pays(None, 120_000)
+
+
+def test_busy_without_proc_is_the_load_average(monkeypatch: pytest.MonkeyPatch) -> None:
+    def missing(path: Any, *args: Any, **kwargs: Any) -> str:
+        raise FileNotFoundError(path)
+
+    monkeypatch.setattr(parallel.Path, "read_text", missing)
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.5, 1.0, 1.0))
+    assert parallel.busy_elsewhere() == 1.5
 
 
 def test_a_child_asked_to_yield_runs_at_a_lower_priority() -> None:
