@@ -65,10 +65,6 @@ class ExplorerData:
     thumbnails: int
     modalities: tuple[str, ...]
 
-    def json(self) -> str:
-        """The document as JSON safe inside a ``<script>`` element."""
-        return self.text
-
 
 def _script_safe(document: dict[str, Any]) -> str:
     """A document as JSON safe inside a ``<script>`` element (no ``<``, ``>``, ``&``)."""

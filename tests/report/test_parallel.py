@@ -78,6 +78,18 @@ def _patch(monkeypatch: pytest.MonkeyPatch, key: str, compute: Any) -> None:
     monkeypatch.setitem(SECTION_BY_KEY, key, replace(SECTION_BY_KEY[key], compute=compute))
 
 
+def _dies_in_a_child(function: Any) -> Any:
+    """``function``, except in a forked child, which it ends (as if killed for memory)."""
+    parent = os.getpid()
+
+    def dies_in_child(*args: Any) -> Any:
+        if os.getpid() != parent:
+            os._exit(9)
+        return function(*args)
+
+    return dies_in_child
+
+
 def _reaped(pid: int) -> bool:
     try:
         os.waitpid(pid, os.WNOHANG)
@@ -177,15 +189,7 @@ def test_a_child_that_dies_costs_time_not_the_report(
 ) -> None:
     _fill(workspace)
     alone = _report(workspace, "csv", processes=1)
-    parent = os.getpid()
-    compute = SECTION_BY_KEY["comparisons"].compute
-
-    def dies_in_child(part: Any) -> Any:
-        if os.getpid() != parent:
-            os._exit(9)  # as if the child were killed for memory
-        return compute(part)
-
-    _patch(monkeypatch, "comparisons", dies_in_child)
+    _patch(monkeypatch, "comparisons", _dies_in_a_child(SECTION_BY_KEY["comparisons"].compute))
     assert _report(workspace, "csv", processes=2) == alone
     assert "second process failed" in caplog.text
 
@@ -246,15 +250,7 @@ def test_a_failed_read_in_a_child_is_made_here(
     _fill(workspace)
     store = workspace.store
     alone = _report(workspace, "csv", processes=1)
-    parent = os.getpid()
-    original = getattr(type(store), read)
-
-    def dies_in_child(self: Any, *args: Any) -> Any:
-        if os.getpid() != parent:
-            os._exit(9)
-        return original(self, *args)
-
-    monkeypatch.setattr(type(store), read, dies_in_child)
+    monkeypatch.setattr(type(store), read, _dies_in_a_child(getattr(type(store), read)))
     assert _report(workspace, "csv", processes=2) == alone
     assert "second process failed; reading the" in caplog.text
 

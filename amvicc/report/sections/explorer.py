@@ -37,7 +37,7 @@ def _compute(part: Part) -> ExplorerData | None:
 
 def _view(data: ExplorerData, page: Page) -> dict[str, Any]:
     return {
-        "json": data.json() if page.html else "",
+        "json": data.text if page.html else "",
         "categories": data.categories,
         "models": data.models,
         "outcomes": [
