@@ -260,6 +260,8 @@ def prepare(
     Raises:
         UserError: nothing to report, or a bad selection.
     """
+    if early is not None:
+        early.read_ahead()
     with clock.timed("items"):
         selection = select(store, options)
         if not selection.entries and (selection.elsewhere or not store.runs(stage="ladder")):
@@ -269,10 +271,12 @@ def prepare(
             if selection.entries
             else None
         )
-    if early is not None and early.waited:
-        clock.seconds["items.wait"] = early.waited
-    resampler = Resampler(options.bootstrap, options.seed, options.confidence)
     shared: dict[str, Any] = {}
+    if early is not None:
+        shared.update(early.read_before())
+        if early.waited:
+            clock.seconds["items.wait"] = early.waited
+    resampler = Resampler(options.bootstrap, options.seed, options.confidence)
     parts: tuple[Items | None, Items | None] = (None, None)
     if everything is not None:
         with clock.timed("items"):

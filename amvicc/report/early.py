@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from typing import TypeVar
+from contextlib import ExitStack, contextmanager
+from typing import Any, TypeVar
 
 from amvicc.report.parallel import Beside, beside, second_process_pays
 from amvicc.report.stats import import_distributions
@@ -20,6 +20,19 @@ from amvicc.store import ImageSlots, ImageVerdictCodes, Store
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+
+# Workspace reads that do not depend on a part's models: made once for both parts of a
+# report (:meth:`~amvicc.report.section.Part.shared_read`), by name. On a big workspace a
+# child makes those in :data:`READ_AHEAD` while the items are laid out.
+SHARED_READS: dict[str, Callable[[Store], Any]] = {
+    "usage_frame": lambda store: store.usage_frame(),
+    "rubric_versions": lambda store: store.rubric_versions(),
+    "image_seed_ranges": lambda store: store.image_seed_ranges(),
+    "image_paths": lambda store: store.stored_image_paths(),
+}
+# The first process's own (the image paths are the explorer's, in the sections' second
+# process, and not every format needs them).
+READ_AHEAD = ("usage_frame", "rubric_versions", "image_seed_ranges")
 
 
 class EarlyReads:
@@ -34,11 +47,40 @@ class EarlyReads:
         store: Store,
         slots: Beside[ImageSlots] | None = None,
         verdicts: Beside[ImageVerdictCodes] | None = None,
+        children: ExitStack | None = None,
     ) -> None:
         self._store = store
         self._slots = slots
         self._verdicts = verdicts
+        self._children = children
+        self._ahead: Beside[dict[str, Any]] | None = None
         self.waited = 0.0
+
+    def read_ahead(self) -> None:
+        """Start the :data:`READ_AHEAD` reads in a child, where the early reads run in children.
+
+        Called once pandas is imported (the child has it then): the reads are wanted only when
+        the sections compute, and the verdicts' child is nearly done.
+        """
+        if self._children is None or self._ahead is not None:
+            return
+
+        def read(store: Store) -> dict[str, Any]:
+            return {name: SHARED_READS[name](store) for name in READ_AHEAD}
+
+        self._ahead = self._children.enter_context(beside(_mapped(self._store, read), nice=15))
+
+    def read_before(self) -> dict[str, Any]:
+        """The reads :meth:`read_ahead` started, by name ({} when none were, or the child died)."""
+        if self._ahead is None:
+            return {}
+        done, found = self._ahead.result()
+        self.waited += self._ahead.waited
+        self._ahead = None
+        if not done or found is None:
+            log.warning("the report's second process failed; reading the workspace here")
+            return {}
+        return found
 
     def image_slots(self, config_keys: Sequence[str]) -> ImageSlots:
         """The current image of each slot of these configurations.
@@ -86,9 +128,24 @@ def early_reads(store: Store, processes: int | None) -> Iterator[EarlyReads]:
     if not second_process_pays(processes, store.image_rows_written()):
         yield EarlyReads(store)
         return
-    # Three processes on two cores: the verdicts are wanted last, so their child yields.
-    with (
-        beside(store.image_verdict_codes, nice=8) as verdicts,
-        beside(store.current_image_slots) as slots,
-    ):
-        yield EarlyReads(store, slots, verdicts)
+    # Three processes on two cores: the verdicts are wanted last, so their child yields (it
+    # starts first: it reads longest).
+    with ExitStack() as children:
+        verdicts = children.enter_context(
+            beside(_mapped(store, lambda s: s.image_verdict_codes()), nice=8)
+        )
+        slots = children.enter_context(beside(_mapped(store, lambda s: s.current_image_slots())))
+        yield EarlyReads(store, slots, verdicts, children)
+
+
+def _mapped(store: Store, read: Callable[[Store], T]) -> Callable[[], T]:
+    """``read(store)`` for a child, the store read through a memory map.
+
+    See :meth:`~amvicc.store.Store.map_pages`: a child that dies of it costs only time.
+    """
+
+    def in_child() -> T:
+        store.map_pages()
+        return read(store)
+
+    return in_child

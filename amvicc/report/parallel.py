@@ -72,17 +72,26 @@ def idle_cores() -> float:
 
 
 def busy_elsewhere() -> float:
-    """How many other tasks run or wait to run now (``/proc/loadavg``'s count, this one out).
+    """How many other tasks keep the cores busy: the smaller of two counts that err apart.
 
-    This moment's count, not the load averages: those lag by a minute, so a report run just
-    after another (a benchmark's next run, a user's second format) read the previous report's
-    two processes as a busy machine and ran in one. Without ``/proc``: the last minute's load.
+    - The tasks running or waiting to run at this moment (``/proc/loadavg``'s count, this
+      one out) count a shell pipeline's other commands, which are runnable for the instant
+      they start (``amvicc report | less``): alone, they kept a report in one process.
+    - The last minute's load average lags: a report run just after another (a benchmark's
+      next run, a user's second format) read the previous report's two processes as a busy
+      machine.
+
+    A machine that is really busy is busy by both. Without ``/proc``: the load average.
     """
+    load = os.getloadavg()[0]
     try:
         running = Path("/proc/loadavg").read_text().split()[3].split("/")[0]
-        return max(int(running) - 1, 0)
-    except (OSError, IndexError, ValueError):
-        return os.getloadavg()[0]
+    except (OSError, IndexError):
+        return load
+    try:
+        return min(max(int(running) - 1, 0), load)
+    except ValueError:
+        return load
 
 
 class Beside(Generic[T]):

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 import pandas as pd
 
 from amvicc.catalogue import CATEGORY_BY_CODE, Catalogue
+from amvicc.report.early import SHARED_READS
 from amvicc.report.entries import ModelEntry
 from amvicc.report.items import Items
 from amvicc.report.options import ReportOptions
@@ -162,7 +163,7 @@ class Part:
         resampler: the bootstrap weights, shared by both parts.
         clock: where the seconds of each step go.
         smoke_part: in the real part, the smoke-test models' part (None without any).
-        shared: workspace reads both parts need, made once (see :meth:`read_once`).
+        shared: workspace reads both parts need, made once (see :meth:`shared_read`).
         rendered: sections already rendered, by format (``csv``, ``html``, ``md``) and key
             (the second process renders what it computes:
             :func:`amvicc.report.render.prerenderer`).
@@ -230,16 +231,15 @@ class Part:
         """Take section ``key``'s data as computed elsewhere (another process, same inputs)."""
         self._data[key] = data
 
-    def read_once(self, name: str, read: Callable[[], T]) -> T:
-        """``read()``'s result, read once for both parts of the report (under ``name``).
+    def shared_read(self, name: str) -> Any:
+        """The workspace read ``name`` of :data:`~amvicc.report.early.SHARED_READS`, made once.
 
-        For workspace reads that do not depend on the part's models, such as a scan of every
-        verdict: the second part reuses the first's instead of scanning again.
+        Such a read does not depend on the part's models (a scan of every verdict, say): the
+        second part reuses the first's, and a big report may have made it ahead in a child.
         """
         if name not in self.shared:
-            self.shared[name] = read()
-        value: T = self.shared[name]
-        return value
+            self.shared[name] = SHARED_READS[name](self.store)
+        return self.shared[name]
 
     def __contains__(self, key: str) -> bool:
         """Whether section ``key`` has been computed for this part."""

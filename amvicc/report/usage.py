@@ -35,7 +35,6 @@ from amvicc.files import UnreadableFile, UnsafeYAML, load_yaml, read_regular_fil
 from amvicc.report.entries import ModelEntry
 from amvicc.report.items import Items
 from amvicc.report.subjects import encode
-from amvicc.store import Store
 
 PRICE_KEYS = ("input_per_million", "output_per_million", "per_image", "per_request")
 # No price of a million tokens, an image or a request comes near this; a larger number is a
@@ -136,8 +135,11 @@ def _price(value: object) -> bool:
     return 0 <= value <= MAX_PRICE and math.isfinite(value)
 
 
-def usage_table(store: Store, items: Items, prices: Prices | None) -> pd.DataFrame:
+def usage_table(raw: pd.DataFrame, items: Items, prices: Prices | None) -> pd.DataFrame:
     """Requests, tokens and (with prices) cost per model, over the report's questions.
+
+    ``raw``: :meth:`Store.usage_frame` of these models or more (other models' rows are not
+    counted): read once for every model, both parts of a report share it.
 
     Returns:
         :data:`USAGE_COLUMNS`; ``cost`` is NaN without a price, ``cost_requests`` counts
@@ -147,7 +149,7 @@ def usage_table(store: Store, items: Items, prices: Prices | None) -> pd.DataFra
     if not entries:
         return pd.DataFrame(columns=USAGE_COLUMNS)
     counted = ["requests", "failed", "with_usage", "prompt_tokens", "completion_tokens"]
-    sums = _sums(store.usage_frame([e.key for e in entries]), items, entries, counted)
+    sums = _sums(raw, items, entries, counted)
     rows = []
     for entry in entries:
         totals = dict(zip(counted, sums[entry.key], strict=True))

@@ -24,6 +24,7 @@ from amvicc.errors import WorkspaceError
 from amvicc.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
 
 # SQLite's messages for a database it cannot use, and what amvicc says instead.
@@ -151,6 +152,16 @@ class Database:
             with self._lock:
                 self._connections.append(conn)
         return conn
+
+    def map_pages(self, size: int = 1 << 30) -> None:
+        """Read this thread's connection's pages through a memory map (up to ``size`` bytes).
+
+        A fifth less CPU on a scan of every verdict: SQLite reads mapped pages instead of
+        copying each into its cache. Only for a process that only reads and whose death costs
+        nothing (a report's early children): an I/O error on a mapped page kills the process
+        (SIGBUS) where a read would have raised.
+        """
+        self.connection().execute(f"PRAGMA mmap_size = {int(size)}")
 
     def _forget_connections(self) -> None:
         """Drop the connections without closing them: a forked child's are its parent's.
@@ -299,6 +310,35 @@ class Database:
         """
         return tuples_frame(self._tuples(query, params), columns)
 
+    def _bulk_columns(
+        self, integers: Sequence[str], rest: str, params: Sequence[Any], *, ids: str | None = None
+    ) -> tuple[list[np.ndarray], list[str]]:
+        """``SELECT integers rest`` as one int64 array per expression (NULL reads as -1).
+
+        Fetching a row makes a Python tuple and an int per value: 0.2 s a column on 356k
+        verdicts. Here SQLite writes each column as one text (``group_concat``) that numpy
+        parses in C. The aggregates see the same rows in the same order, so the columns stay
+        aligned. ``ids``: one more column, of ids (which never hold the unit separator),
+        returned as strings.
+
+        Raises:
+            WorkspaceError: the database cannot be read, or a value is not what it should be.
+        """
+        aggregates = "".join(f", group_concat(COALESCE({e}, -1))" for e in integers)
+        if ids is not None:
+            aggregates += f", group_concat({ids}, char(31))"
+        try:
+            found = self.connection().execute(f"SELECT count(*){aggregates} {rest}", list(params))
+            count, *texts = found.fetchone()
+        except sqlite3.Error as err:
+            raise _translated(err, self.db_path) from err
+        columns = [_integers(text, int(count)) for text in texts[: len(integers)]]
+        parsed = [c for c in columns if c is not None]
+        named = texts[len(integers)].split("\x1f") if ids is not None and count else []
+        if len(parsed) < len(columns) or (ids is not None and len(named) != count):
+            raise WorkspaceError(f"{self.db_path}: a column read in bulk holds other values")
+        return parsed, named
+
     def _tuples(self, query: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         """A query's rows as plain tuples (a third faster to fetch than sqlite3.Row)."""
         cursor = self.connection().cursor()
@@ -307,6 +347,25 @@ class Database:
             return cursor.execute(query, list(params)).fetchall()
         except sqlite3.Error as err:
             raise _translated(err, self.db_path) from err
+
+
+def _integers(text: str | None, count: int) -> np.ndarray | None:
+    """``count`` comma-separated integers, parsed in C; None when the text holds other than that."""
+    import warnings
+
+    import numpy as np
+
+    if count == 0:
+        return np.zeros(0, dtype=np.int64)
+    if text is None:
+        return None
+    with warnings.catch_warnings():  # numpy 1 warns where it stops early: the count tells
+        warnings.simplefilter("ignore", DeprecationWarning)
+        try:
+            numbers = np.fromstring(text, dtype=np.int64, sep=",")
+        except ValueError:  # numpy 2 raises there
+            return None
+    return numbers if len(numbers) == count else None
 
 
 def tuples_frame(rows: list[tuple[Any, ...]], columns: Sequence[str]) -> pd.DataFrame:

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import repeat
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Literal, get_args
 
 from amvicc.catalogue import PromptKind
 from amvicc.store.database import Database, tuples_frame
@@ -38,6 +37,8 @@ VerdictSubject = Literal["image", "response"]
 
 # Ids per ``IN (...)`` list: under SQLite's oldest limit on bound parameters (999).
 CHUNK = 500
+# Verdict ids per bulk read of image verdicts: bounds the text SQLite writes (some 20 MB).
+VERDICTS_PER_READ = 1 << 20
 # Up to this many subjects, latest_verdict_values looks them up rather than reads all verdicts.
 FEW_SUBJECTS = 4 * CHUNK
 
@@ -401,8 +402,9 @@ class Queries(Database):
 
         The newest row of each slot, as integer arrays: every image id is made into a Python
         string once, and nothing else is; prompt kinds, statuses and configurations are codes
-        SQLite makes (:mod:`amvicc.store.image_codes`). Read one configuration at a time on
-        the slot index, and the rule of the ``current_images`` view applied on integers.
+        SQLite makes (:mod:`amvicc.store.image_codes`). Read in bulk one configuration at a
+        time on the slot index, and the rule of the ``current_images`` view applied on
+        integers.
         """
         import numpy as np
 
@@ -410,20 +412,23 @@ class Queries(Database):
             config_keys = [k for (k,) in self._tuples("SELECT DISTINCT config_key FROM images", [])]
         config_keys = tuple(dict.fromkeys(config_keys))
         kinds, statuses = get_args(PromptKind), get_args(ImageStatus)
-        query = (
-            f"SELECT rowid, image_id, question_index, {_case('prompt_kind', kinds)}, sample, "
-            f"{_case('status', statuses)} FROM images WHERE config_key = ?"
-        )
-        read: list[tuple[Any, ...]] = []
-        counts = []
-        for key in config_keys:
-            rows = self._tuples(query, [*kinds, *statuses, key])
-            read += rows
-            counts.append(len(rows))
+        integers = ["rowid", "question_index", _case("prompt_kind", kinds), "sample"]
+        integers.append(_case("status", statuses))
+        read = [
+            self._bulk_columns(
+                integers,
+                "FROM images WHERE config_key = ?",
+                [*kinds, *statuses, key],
+                ids="image_id",
+            )
+            for key in config_keys
+        ]
+        counts = [len(ids) for _, ids in read]
         image_rows, questions, kind_codes, samples, status_codes = (
-            np.fromiter(map(itemgetter(i), read), np.int64, len(read)) for i in (0, 2, 3, 4, 5)
+            np.concatenate([np.zeros(0, dtype=np.int64), *(columns[i] for columns, _ in read)])
+            for i in range(len(integers))
         )
-        image_ids = np.fromiter(map(itemgetter(1), read), object, len(read))
+        image_ids = np.array([i for _, ids in read for i in ids], dtype=object)
         config_codes = np.repeat(np.arange(len(config_keys)), counts)
         current = newest_per_slot(image_rows, config_codes, questions, kind_codes, samples)
         return ImageSlots(
@@ -443,10 +448,10 @@ class Queries(Database):
         """Each source's latest verdict on every image (the ``current_verdicts`` rule), as codes.
 
         As integer arrays (:mod:`amvicc.store.image_codes`): a verdict's image is the image's
-        row number (:attr:`ImageSlots.image_rows`), found through one dictionary of the ids;
-        sources and values are codes SQLite makes. A verdict on an image the table lacks is
-        left out. Needs numpy only: a report reads this in a second process while the first
-        imports pandas.
+        row number (:attr:`ImageSlots.image_rows`), which SQLite finds; sources and values are
+        codes SQLite makes. No id becomes a Python string. A verdict on an image the table
+        lacks is left out. Needs numpy only: a report reads this in a second process while the
+        first imports pandas.
         """
         import numpy as np
 
@@ -455,20 +460,26 @@ class Queries(Database):
         if not sources:  # no verdict at all (images generated, none rated yet)
             empty = np.zeros(0, dtype=np.int64)
             return ImageVerdictCodes(empty, empty, empty, empty, sources, values)
-        rows = dict(self._tuples("SELECT image_id, rowid FROM images", []))
-        read = self._tuples(
-            f"SELECT image_id, {_case('source', sources)} * {len(values)} + "
-            f"{_case('value', values)}, verdict_id FROM verdicts "
-            "WHERE image_id IS NOT NULL ORDER BY verdict_id",
-            [*sources, *values],
-        )
-        n = len(read)
-        image_rows = np.fromiter(
-            map(rows.get, map(itemgetter(0), read), repeat(-1, n)), np.int64, n
-        )
-        codes = np.fromiter(map(itemgetter(1), read), np.int64, n)
-        verdict_ids = np.fromiter(map(itemgetter(2), read), np.int64, n)
-        kept = latest_per_image_source(image_rows, codes // len(values), len(sources))
+        columns = [
+            self._bulk_columns(
+                [
+                    "images.rowid",
+                    f"{_case('source', sources)} * {len(values)} + {_case('value', values)}",
+                    "verdict_id",
+                ],
+                "FROM verdicts JOIN images USING (image_id) "
+                "WHERE verdict_id > ? AND verdict_id <= ?",
+                [*sources, *values, low, low + VERDICTS_PER_READ],
+            )[0]
+            for low in range(0, self.newest_verdict_id(), VERDICTS_PER_READ)
+        ]
+        image_rows, codes, verdict_ids = (np.concatenate(c) for c in zip(*columns, strict=True))
+        order = np.argsort(verdict_ids, kind="stable")  # oldest first, whatever SQLite's plan
+        # A source first written after the list of sources was read codes -1: left out.
+        kept = order[codes[order] >= 0]
+        kept = kept[
+            latest_per_image_source(image_rows[kept], codes[kept] // len(values), len(sources))
+        ]
         return ImageVerdictCodes(
             image_rows=image_rows[kept],
             source_codes=codes[kept] // len(values),
@@ -546,8 +557,8 @@ class Queries(Database):
             return rows
         return rows[keep].reset_index(drop=True)
 
-    def usage_frame(self, config_keys: Sequence[str]) -> pd.DataFrame:
-        """What these configurations asked for, per question: every stored attempt counts.
+    def usage_frame(self, config_keys: Sequence[str] | None = None) -> pd.DataFrame:
+        """What these configurations (None: all) asked for, per question: every attempt counts.
 
         Each request was paid for, so superseded and failed rows are counted too. Images
         graded elsewhere (``external``) cost nothing here and are left out.
@@ -570,7 +581,7 @@ class Queries(Database):
             "prompt_tokens",
             "completion_tokens",
         ]
-        marks = _marks(config_keys)
+        chosen = "" if config_keys is None else f"AND config_key IN ({_marks(config_keys)})"
         # JSON is parsed only where "usage" appears: most image routes report none.
         image_in = (
             "CASE WHEN instr(params_json, '\"usage\"') > 0 THEN "
@@ -586,15 +597,16 @@ class Queries(Database):
             SELECT config_key, question_index, 'response', COUNT(*), SUM(status = 'error'),
                    COUNT(prompt_tokens), COALESCE(SUM(prompt_tokens), 0),
                    COALESCE(SUM(completion_tokens), 0)
-            FROM responses WHERE config_key IN ({marks}) GROUP BY config_key, question_index
+            FROM responses WHERE 1 {chosen} GROUP BY config_key, question_index
             UNION ALL
             SELECT config_key, question_index, 'image', COUNT(*), SUM(status != 'ok'),
                    COUNT({image_in}), COALESCE(SUM({image_in}), 0),
                    COALESCE(SUM({image_out}), 0)
-            FROM images WHERE status != 'external' AND config_key IN ({marks})
+            FROM images WHERE status != 'external' {chosen}
             GROUP BY config_key, question_index
         """
-        return self._object_frame(query, [*config_keys, *config_keys], columns)
+        keys = [] if config_keys is None else list(config_keys)
+        return self._object_frame(query, [*keys, *keys], columns)
 
     def sheet_verdict_details(self, image_ids: Sequence[str]) -> pd.DataFrame:
         """Each grade sheet's latest verdict on these images, with its ``detail_json``.

@@ -14,10 +14,11 @@ import pytest
 
 from amvicc.errors import UserError
 from amvicc.report import ReportOptions, build_report, collect_items, parallel, render, run_report
-from amvicc.report.early import early_reads
+from amvicc.report.early import READ_AHEAD, early_reads
 from amvicc.report.items import decide_items, select
 from amvicc.report.options import ReportFormat
 from amvicc.report.sections import SECTION_BY_KEY, SECTIONS
+from amvicc.store import Store
 
 if TYPE_CHECKING:
     from conftest import Workspace
@@ -106,8 +107,9 @@ def test_two_processes_write_the_report_one_writes(
     alone = _report(workspace, fmt, processes=1)
     children = _forks(monkeypatch)
     together = _report(workspace, fmt, processes=2)
-    # Two read the image slots and verdicts, one computes (and renders) the apart sections.
-    assert len(children) == 3
+    # Two read the image slots and verdicts, one the other workspace reads (usage, seeds,
+    # rubric versions), one computes (and renders) the apart sections.
+    assert len(children) == 4
     assert together == alone
     assert all(_reaped(pid) for pid in children)
 
@@ -134,9 +136,9 @@ def test_sections_apart_are_computed_in_the_child(
                 return compute(part)
 
             _patch(monkeypatch, section.key, watched)
-    assert {s.key for s in SECTIONS if s.apart} >= {"comparisons", "concordance", "explorer"}
+    assert {s.key for s in SECTIONS if s.apart} >= {"concordance", "explorer"}
     text = _report(workspace, fmt, processes=2)
-    assert "comparisons" in text
+    assert "concordance" in text
     assert computed_here == []
 
 
@@ -189,7 +191,7 @@ def test_a_child_that_dies_costs_time_not_the_report(
 ) -> None:
     _fill(workspace)
     alone = _report(workspace, "csv", processes=1)
-    _patch(monkeypatch, "comparisons", _dies_in_a_child(SECTION_BY_KEY["comparisons"].compute))
+    _patch(monkeypatch, "concordance", _dies_in_a_child(SECTION_BY_KEY["concordance"].compute))
     assert _report(workspace, "csv", processes=2) == alone
     assert "second process failed" in caplog.text
 
@@ -205,7 +207,7 @@ def test_an_error_in_the_parent_stops_the_child(
     def fails(part: Any) -> Any:
         raise UserError("the parent's section failed")
 
-    _patch(monkeypatch, "comparisons", slow_in_child)
+    _patch(monkeypatch, "concordance", slow_in_child)
     _patch(monkeypatch, "samples", fails)
     children = _forks(monkeypatch)
     with pytest.raises(UserError, match="the parent's section failed"):
@@ -255,6 +257,37 @@ def test_a_failed_read_in_a_child_is_made_here(
     assert "second process failed; reading the" in caplog.text
 
 
+def test_the_workspace_reads_are_made_ahead_in_a_child(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Usage, seeds and rubric versions are read by a child while the items are laid out: the
+    # first process, whose sections need them, reads none of them.
+    _fill(workspace)
+    alone = _report(workspace, "html", processes=1)
+    parent, read_here = os.getpid(), []
+    for name in READ_AHEAD:
+        read = getattr(Store, name)
+
+        def watched(store: Store, *args: Any, read: Any = read, name: str = name) -> Any:
+            if os.getpid() == parent:
+                read_here.append(name)
+            return read(store, *args)
+
+        monkeypatch.setattr(Store, name, watched)
+    assert _report(workspace, "html", processes=2) == alone
+    assert read_here == []
+
+
+def test_a_read_ahead_child_that_dies_costs_time_not_the_report(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    _fill(workspace)
+    alone = _report(workspace, "md", processes=1)
+    monkeypatch.setattr(Store, "rubric_versions", _dies_in_a_child(Store.rubric_versions))
+    assert _report(workspace, "md", processes=2) == alone
+    assert "second process failed; reading the workspace here" in caplog.text
+
+
 def test_early_reads_nobody_asked_for_are_stopped(
     workspace: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -289,21 +322,40 @@ def test_the_work_is_split_when_it_pays_or_is_asked_for(
     assert parallel.second_process_pays(processes, rows) is splits
 
 
-def test_busy_means_running_now_not_a_minute_ago(monkeypatch: pytest.MonkeyPatch) -> None:
-    # A quiet moment after a busy minute (the last report's two processes): the load average
-    # says busy, the count of runnable tasks says idle, and the work is split.
-    monkeypatch.setattr(os, "getloadavg", lambda: (1.9, 1.2, 0.8))
+def _machine(monkeypatch: pytest.MonkeyPatch, load: float, runnable: int) -> None:
+    """Two cores, this last minute's load average, and the tasks runnable at this moment."""
+    monkeypatch.setattr(os, "getloadavg", lambda: (load, 1.0, 1.0))
     monkeypatch.setattr(parallel, "usable_cores", lambda: 2)
     real = parallel.Path.read_text
 
     def loadavg(path: Any, *args: Any, **kwargs: Any) -> str:
         if str(path) == "/proc/loadavg":
-            return "1.90 1.20 0.80 1/312 4242\n"
+            return f"{load:.2f} 1.00 1.00 {runnable}/312 4242\n"
         return real(path, *args, **kwargs)
 
     monkeypatch.setattr(parallel.Path, "read_text", loadavg)
+
+
+def test_busy_means_running_now_not_a_minute_ago(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A quiet moment after a busy minute (the last report's two processes): the load average
+    # says busy, the count of runnable tasks says idle, and the work is split.
+    _machine(monkeypatch, load=1.9, runnable=1)
     assert parallel.busy_elsewhere() == 0
     assert parallel.second_process_pays(None, 120_000)
+
+
+def test_a_pipeline_starting_beside_a_quiet_machine_is_not_busy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # `amvicc report | grep | tr`: the other commands are runnable for the instant they start,
+    # on a machine idle this last minute; the work is still split.
+    _machine(monkeypatch, load=0.2, runnable=4)
+    assert parallel.busy_elsewhere() == 0.2
+    assert parallel.second_process_pays(None, 120_000)
+    # Busy by both counts: one process.
+    _machine(monkeypatch, load=2.5, runnable=4)
+    assert parallel.busy_elsewhere() == 2.5
+    assert not parallel.second_process_pays(None, 120_000)
 
 
 def test_busy_without_proc_is_the_load_average(monkeypatch: pytest.MonkeyPatch) -> None:

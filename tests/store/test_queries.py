@@ -7,6 +7,7 @@ import random
 import pandas as pd
 import pytest
 
+from amvicc.errors import WorkspaceError
 from amvicc.store import (
     EXTRACTOR_SOURCE,
     ImageRecord,
@@ -396,9 +397,14 @@ def test_image_verdict_codes_of_images_nobody_rated_are_empty(store: Store) -> N
     assert codes.image_rows.dtype == "int64" and codes.sources == ()
 
 
-def test_image_verdict_codes_agree_with_the_current_verdicts_view(store: Store) -> None:
+@pytest.mark.parametrize("per_read", [queries.VERDICTS_PER_READ, 7])
+def test_image_verdict_codes_agree_with_the_current_verdicts_view(
+    store: Store, monkeypatch: pytest.MonkeyPatch, per_read: int
+) -> None:
     # Verdicts on current and superseded images, sources superseding themselves, answers
-    # between them: the codes name each source's latest verdict on each image, oldest first.
+    # between them: the codes name each source's latest verdict on each image, oldest first
+    # (read in one piece, or in pieces of 7 verdict ids).
+    monkeypatch.setattr(queries, "VERDICTS_PER_READ", per_read)
     rng = random.Random(11)
     igm, vlm = _igm(store), _vlm(store)
     images = [_image(store, igm, rng.randint(1, 4)) for _ in range(12)]
@@ -450,3 +456,69 @@ def test_runs_frame_of_some_stages(store: Store) -> None:
 )
 def test_source_roles(source: str, role: str) -> None:
     assert source_role(source) == role
+
+
+def test_a_verdict_source_unknown_when_the_sources_were_listed_is_left_out(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A source first written between the list of sources and the read codes -1 (SQL NULL):
+    # its verdicts are left out, and no other verdict is taken for it.
+    igm = _igm(store)
+    image = _image(store, igm, 1)
+    store.add_verdicts(
+        [
+            VerdictRecord(human_source("x"), "correct", image_id=image),
+            VerdictRecord(human_source("late"), "incorrect", image_id=image),
+        ]
+    )
+    tuples = store._tuples
+
+    def without_late(query: str, params: list[object]) -> list[tuple[object, ...]]:
+        rows = tuples(query, params)
+        if query.startswith("SELECT DISTINCT source"):
+            rows = [r for r in rows if r[0] != human_source("late")]
+        return rows
+
+    monkeypatch.setattr(store, "_tuples", without_late)
+    codes = store.image_verdict_codes()
+    assert codes.sources == (human_source("x"),)
+    assert codes.source_codes.tolist() == [0] and codes.value_codes.tolist() == [0]
+
+
+def test_a_bulk_read_of_values_that_are_not_what_they_should_be_is_one_clear_error(
+    store: Store,
+) -> None:
+    igm = _igm(store)
+    _image(store, igm, 1)
+    with pytest.raises(WorkspaceError, match="a column read in bulk holds other values"):
+        store._bulk_columns(["prompt"], "FROM images", [])  # text, not integers
+    # An id holding the separator of ids (a workspace edited by hand): one line, not a
+    # misaligned table.
+    store.connection().execute(
+        "UPDATE images SET image_id = 'a' || char(31) || 'b' WHERE question_index = 1"
+    )
+    with pytest.raises(WorkspaceError, match="a column read in bulk holds other values"):
+        store.current_image_slots()
+
+
+def test_usage_of_every_configuration_holds_each_ones_own(store: Store) -> None:
+    first, second = _igm(store, "sd"), _vlm(store)
+    _image(store, first, 1)
+    _image(store, first, 2)
+    _response(store, second, 1)
+    every = store.usage_frame()
+    for key in (first.config_key, second.config_key):
+        own = every[every["config_key"] == key].reset_index(drop=True)
+        pd.testing.assert_frame_equal(own, store.usage_frame([key]))
+    assert len(every) == 3
+
+
+def test_pages_read_through_a_memory_map_read_the_same(store: Store) -> None:
+    igm = _igm(store)
+    image = _image(store, igm, 1)
+    store.add_verdicts([VerdictRecord(human_source("x"), "correct", image_id=image)])
+    before = store.image_verdict_codes()
+    store.map_pages()
+    assert store.connection().execute("PRAGMA mmap_size").fetchone()[0] > 0
+    after = store.image_verdict_codes()
+    assert after.verdict_ids.tolist() == before.verdict_ids.tolist() != []

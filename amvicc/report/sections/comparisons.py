@@ -122,7 +122,6 @@ SECTION = Section(
     key="comparisons",
     title="Paired comparisons between models",
     toc="Paired comparisons",
-    apart=True,
     compute=_compute,
     rows=lambda table: comparison_rows(table, "_difference", versus=False),
     document=lambda table: {"analyses": {"comparisons": records(table)}},

@@ -31,7 +31,7 @@ def _compute(part: Part) -> ExplorerData | None:
         store,
         part.plain_items,
         part.outcomes,
-        lambda: part.read_once("image_paths", store.stored_image_paths),
+        lambda: part.shared_read("image_paths"),
     )
 
 

@@ -99,7 +99,6 @@ class _Texts:
 SECTION = Section(
     key="gains",
     title="Explicit − implicit gain",
-    apart=True,
     compute=_compute,
     rows=lambda data: comparison_rows(data.table, "", versus=False),
     document=lambda data: {

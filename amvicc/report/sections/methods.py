@@ -17,8 +17,8 @@ def _compute(part: Part) -> Methods | None:
     if part.items is None:
         return None
     store = part.store
-    rubric = part.read_once("rubric_versions", store.rubric_versions)
-    seeds = part.read_once("image_seed_ranges", store.image_seed_ranges)
+    rubric = part.shared_read("rubric_versions")
+    seeds = part.shared_read("image_seed_ranges")
     return describe_methods(store, part.items, rubric, seeds)
 
 

@@ -31,7 +31,8 @@ def _compute(part: Part) -> Usage | None:
     options = part.options
     prices = load_prices(options.prices) if options.prices is not None else None
     return Usage(
-        usage_table(part.store, part.items, prices), prices.currency if prices is not None else ""
+        usage_table(part.shared_read("usage_frame"), part.items, prices),
+        prices.currency if prices is not None else "",
     )
 
 
