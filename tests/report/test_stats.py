@@ -11,7 +11,9 @@ from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
 
 from amvicc.agreement import cohen_kappa_from_table
+from amvicc.report.options import ReportOptions
 from amvicc.report.stats import Resampler, fisher_exact_many, holm, kappa_phi, mcnemar_p
+from amvicc.report.units import resampled_intervals
 
 
 def test_fisher_by_hand() -> None:
@@ -143,3 +145,30 @@ def test_sample_standard_deviations_are_pandas_own(largest: int) -> None:
     got = _standard_deviations(values, group.reset_index(drop=True))
     expected = [pd.Series(values[codes == g]).std() for g in range(len(sizes))]
     np.testing.assert_array_equal(np.array(got), np.array(expected))
+
+
+def test_resampled_intervals_are_numpys_percentiles_bit_for_bit() -> None:
+    # Groups of several sizes, some with resamples that count nothing (NaN, left out as
+    # np.nanpercentile leaves them), against np.percentile itself: the same floats.
+    rng = np.random.default_rng(8)
+    options = ReportOptions(bootstrap=300, seed=3, confidence=0.9)
+    group = np.repeat(np.arange(9), [1, 3, 3, 5, 8, 8, 2, 1, 4])
+    pair = np.concatenate([np.arange(n) for n in np.bincount(group)])
+    sums = {name: rng.integers(0, 3, len(group)).astype(float) for name in ("ic", "pc")}
+    sums["it"] = sums["ic"] + rng.integers(0, 2, len(group))
+    sums["pt"] = np.where(group == 6, 0, sums["pc"] + rng.integers(0, 2, len(group)))
+    resampler = Resampler(options.bootstrap, options.seed, options.confidence)
+    found = resampled_intervals(pair, group, sums, options, resampler)
+    tail = (1.0 - options.confidence) / 2 * 100
+    for g in range(9):
+        rows = np.flatnonzero(group == g)[np.argsort(pair[group == g])]
+        for which, (correct, total) in enumerate((("ic", "it"), ("pc", "pt"))):
+            num = resampler.sums(sums[correct][rows].reshape(1, -1))
+            den = resampler.sums(sums[total][rows].reshape(1, -1))
+            assert num is not None and den is not None
+            ratio = np.divide(num, den, out=np.full_like(num, np.nan), where=den > 0)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                expected = np.nanpercentile(ratio, [tail, 100 - tail], axis=1)[:, 0]
+            np.testing.assert_array_equal(found[which][:, g], expected)
+    assert np.isnan(found[1][:, 6]).all() and not np.isnan(found[0]).any()
