@@ -7,7 +7,6 @@ import hashlib
 import json
 import platform
 from collections.abc import Iterable, Mapping
-from importlib import metadata
 from typing import Any
 
 # The packages whose versions can change an image, a response or a number in a report.
@@ -42,6 +41,8 @@ def package_versions(packages: Iterable[str] = TRACKED_PACKAGES) -> dict[str, st
 
 @functools.cache
 def _versions(packages: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    from importlib import metadata  # 13 ms to import: only where a run is recorded
+
     versions = [("python", platform.python_version())]
     for name in packages:
         try:

@@ -1,11 +1,13 @@
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+import amvicc
 from amvicc.catalogue import parse_index_ranges
 from amvicc.cli import build_parser, load_verbs, main
 
@@ -114,6 +116,49 @@ def test_building_the_parser_imports_no_heavy_library() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert proc.stdout.strip() == "[]"
+
+
+def test_a_command_imports_its_own_verb_only() -> None:
+    """``amvicc report ...`` builds the report's parser, not every verb's (50 ms a start)."""
+    probe = (
+        "import sys; from amvicc.cli import build_parser; "
+        "args = build_parser('report').parse_args(['report', '--format', 'csv']); "
+        "print(args._verb, sorted(m for m in sys.modules if m.startswith('amvicc.cli.')))"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    verb, _, modules = proc.stdout.partition(" ")
+    assert verb == "report"
+    assert "amvicc.cli.report" in modules
+    assert "amvicc.cli.generate" not in modules and "amvicc.cli.prompts" not in modules
+
+
+def test_a_verbs_help_is_the_same_with_its_parser_alone() -> None:
+    def help_of(parser: argparse.ArgumentParser) -> str:
+        (action,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        return str(action.choices["report"].format_help())
+
+    assert help_of(build_parser("report")) == help_of(build_parser())
+
+
+@pytest.mark.parametrize("argv", [["reprot"], ["--help"], ["main"]])
+def test_anything_but_a_verb_gets_every_verb(argv: list[str]) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "amvicc", *argv], capture_output=True, text=True, check=False
+    )
+    listed = proc.stdout + proc.stderr
+    assert all(name in listed for name in ("generate", "report", "prompts", "import-answers"))
+
+
+def test_the_package_root_imports_its_names_when_first_used() -> None:
+    probe = (
+        "import sys, amvicc; before = sorted(m for m in ('amvicc.rubrics', 'amvicc.store') "
+        "if m in sys.modules); from amvicc import Store, load_rubrics; "
+        "print(before, Store.__name__, load_rubrics.__module__, set(amvicc.__all__) <= set(dir(amvicc)))"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert proc.stdout.split() == ["[]", "Store", "amvicc.rubrics", "True"]
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        _ = amvicc.nothing  # type: ignore[attr-defined]
 
 
 EXIT_PROBE = """

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import platform
+from importlib import metadata
 
 import pytest
 
@@ -14,13 +15,13 @@ def test_package_versions_read_the_metadata_once_per_process(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     looked_up: list[str] = []
-    real = provenance.metadata.version
+    real = metadata.version
 
     def counting(name: str) -> str:
         looked_up.append(name)
         return real(name)
 
-    monkeypatch.setattr(provenance.metadata, "version", counting)
+    monkeypatch.setattr(metadata, "version", counting)
     provenance._versions.cache_clear()
     first = package_versions()
     assert package_versions() == first and first["python"] == platform.python_version()

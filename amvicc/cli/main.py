@@ -19,7 +19,7 @@ from contextlib import suppress
 from typing import NoReturn
 
 from amvicc import __version__
-from amvicc.cli.registry import load_verbs, verb_name
+from amvicc.cli.registry import load_verb, load_verbs, verb_name
 from amvicc.errors import Terminated, UserError
 from amvicc.redaction import redact_text
 
@@ -35,9 +35,14 @@ class ArgumentParser(argparse.ArgumentParser):
 # --- entry points ----------------------------------------------------------------------------
 
 
-def build_parser() -> ArgumentParser:
-    """The full ``amvicc`` parser with every verb."""
-    verbs = load_verbs()
+def build_parser(verb: str | None = None) -> ArgumentParser:
+    """The ``amvicc`` parser: with every verb, or with ``verb`` alone when it is one.
+
+    Parsing ``amvicc VERB ...`` needs VERB's parser only; anything else (``--help``, a
+    mistyped verb) gets every verb, so that the help and the error list them all.
+    """
+    found = load_verb(verb) if verb is not None else None
+    verbs = {found.name: found} if found is not None else load_verbs()
     parser = ArgumentParser(
         prog="amvicc",
         description="Profile where image generators and vision-language models fail on the "
@@ -131,7 +136,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         130 interrupted (Ctrl-C), 128 + N stopped by signal N (143 for SIGTERM).
     """
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
+    parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
     # Recorded with each run; API keys never come on the command line, only their env names.
     args.command_line = shlex.join(["amvicc", *argv])
