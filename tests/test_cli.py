@@ -106,6 +106,13 @@ def test_index_ranges() -> None:
     assert parse_index_ranges("1-3,99, 279-280") == {1, 2, 3, 99, 279, 280}
 
 
+def _probe(code: str) -> str:
+    """What ``code`` prints, run in a fresh interpreter (its imports are its own)."""
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+
+
 def test_building_the_parser_imports_no_heavy_library() -> None:
     """``amvicc --help`` stays fast: verb modules define arguments, stages load on run."""
     heavy = ("torch", "pandas", "gradio", "openai", "transformers", "diffusers", "matplotlib")
@@ -114,8 +121,7 @@ def test_building_the_parser_imports_no_heavy_library() -> None:
         "import sys; from amvicc.cli import build_parser; build_parser(); "
         f"print(sorted(m for m in {heavy!r} if m in sys.modules))"
     )
-    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert proc.stdout.strip() == "[]"
+    assert _probe(probe).strip() == "[]"
 
 
 def test_a_command_imports_its_own_verb_only() -> None:
@@ -125,8 +131,7 @@ def test_a_command_imports_its_own_verb_only() -> None:
         "args = build_parser('report').parse_args(['report', '--format', 'csv']); "
         "print(args._verb, sorted(m for m in sys.modules if m.startswith('amvicc.cli.')))"
     )
-    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    verb, _, modules = proc.stdout.partition(" ")
+    verb, _, modules = _probe(probe).partition(" ")
     assert verb == "report"
     assert "amvicc.cli.report" in modules
     assert "amvicc.cli.generate" not in modules and "amvicc.cli.prompts" not in modules
@@ -155,8 +160,7 @@ def test_the_package_root_imports_its_names_when_first_used() -> None:
         "if m in sys.modules); from amvicc import Store, load_rubrics; "
         "print(before, Store.__name__, load_rubrics.__module__, set(amvicc.__all__) <= set(dir(amvicc)))"
     )
-    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert proc.stdout.split() == ["[]", "Store", "amvicc.rubrics", "True"]
+    assert _probe(probe).split() == ["[]", "Store", "amvicc.rubrics", "True"]
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
         _ = amvicc.nothing  # type: ignore[attr-defined]
 
