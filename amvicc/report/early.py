@@ -68,7 +68,7 @@ class EarlyReads:
         def read(store: Store) -> dict[str, Any]:
             return {name: SHARED_READS[name](store) for name in READ_AHEAD}
 
-        self._ahead = self._children.enter_context(beside(_mapped(self._store, read), nice=15))
+        self._ahead = self._children.enter_context(beside(_mapped(self._store, read), nice=19))
 
     def read_before(self) -> dict[str, Any]:
         """The reads :meth:`read_ahead` started, by name ({} when none were, or the child died)."""

@@ -17,7 +17,7 @@ from amvicc.report import ReportOptions, build_report, collect_items, parallel, 
 from amvicc.report.early import READ_AHEAD, early_reads
 from amvicc.report.items import decide_items, select
 from amvicc.report.options import ReportFormat
-from amvicc.report.sections import SECTION_BY_KEY, SECTIONS
+from amvicc.report.sections import SECTION_BY_KEY, SECTIONS, glance
 from amvicc.store import Store
 
 if TYPE_CHECKING:
@@ -140,6 +140,25 @@ def test_sections_apart_are_computed_in_the_child(
     text = _report(workspace, fmt, processes=2)
     assert "concordance" in text
     assert computed_here == []
+
+
+def test_the_first_screen_rendered_ahead_makes_its_matrices_once(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The first screen is rendered while the child computes the concordance its cross-modal
+    # line needs: asked again once that is here, it reuses the matrices it made.
+    _fill(workspace)
+    made: list[tuple[int, str]] = []
+    matrix = glance._matrix
+
+    def counted(metrics: Any, modality: str, page: Any) -> Any:
+        made.append((id(page.part), modality))
+        return matrix(metrics, modality, page)
+
+    monkeypatch.setattr(glance, "_matrix", counted)
+    _report(workspace, "html", processes=2)
+    # Once per modality for the real models, once for the smoke-test ones.
+    assert len(made) == len(set(made)) == 4
 
 
 @pytest.mark.parametrize("fmt", ["csv", "html"])

@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from amvicc.catalogue import CATEGORY_BY_CODE
+from amvicc.report.codes import derived
 from amvicc.report.metrics import ALL, SHORT_NAMES, plain
 from amvicc.report.section import Page, Part, Section
 from amvicc.report.tables import (
@@ -132,13 +133,18 @@ def _crossmodal(page: Page) -> dict[str, Any]:
 
 
 def _view(metrics: pd.DataFrame, page: Page) -> dict[str, Any]:
+    # Made once: a page rendered while the second process computes the concordance asks
+    # again once it is here (the cross-modal line needs it), and the matrices are ready.
+    matrices = derived(
+        metrics, f"glance matrices, html {page.html}", lambda: _matrices(metrics, page)
+    )
+    return {"matrices": matrices, "crossmodal": _crossmodal(page), "mark": FAIL_MARK}
+
+
+def _matrices(metrics: pd.DataFrame, page: Page) -> list[dict[str, Any]]:
     plain_metrics = plain(metrics)
     matrices = [_matrix(plain_metrics, m, page) for m in ("igm", "vlm")]
-    return {
-        "matrices": [m for m in matrices if m is not None],
-        "crossmodal": _crossmodal(page),
-        "mark": FAIL_MARK,
-    }
+    return [m for m in matrices if m is not None]
 
 
 SECTION = Section(
