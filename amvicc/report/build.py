@@ -187,7 +187,7 @@ def build_report(
     here = [(index, s.key) for s in chosen for index in (0, 1) if (index, s.key) not in apart]
     # disable=None: no bar when stderr is not a terminal (logs, pipes, CI).
     with (
-        sections_apart(apart, parts, clock, prerender),
+        sections_apart(apart, parts, clock, prerender) as take_over,
         tqdm(
             here, desc="report", unit="section", disable=None if progress else True, leave=False
         ) as bar,
@@ -197,6 +197,7 @@ def build_report(
             parts[index][key]
         if apart and prerender is not None:
             _prerender_meanwhile(here, apart, parts, prerender)
+        take_over()
     everything = [*real.entries, *smoke.entries]
     order = {key: i for i, key in enumerate(real.selection_order)}
     return Report(
@@ -239,12 +240,15 @@ def _apart(
     """What a second process computes (part index, section key): nothing on a small workspace.
 
     The sections marked apart, for both parts; they need no metric table, which the other
-    sections share, so neither process computes what the other does.
+    sections share, so neither process computes what the other does (the first takes over
+    those the second has not started once its own are done).
     """
     items = sum(len(p.items.frame) for p in parts if p.items is not None)
     if not second_process_pays(options.processes, items):
         return []
-    return [(index, s.key) for s in chosen if s.apart for index in (0, 1)]
+    # The real models' first: the first process takes over from the back, where the
+    # smoke-test models' small sections are.
+    return [(index, s.key) for index in (0, 1) for s in chosen if s.apart]
 
 
 def prepare(

@@ -20,7 +20,9 @@ raised in the parent as it would have been there.
 
 from __future__ import annotations
 
+import fcntl
 import logging
+import mmap
 import os
 import pickle
 import signal
@@ -163,13 +165,56 @@ def beside(task: Callable[[], T], *, nice: int = 0) -> Iterator[Beside[T]]:
         running.stop()
 
 
+class Claims:
+    """Who computes each section of a list, for two processes sharing it as they go.
+
+    The child takes sections from the front, the parent from the back once its own are done,
+    so that neither waits for the other while work is left: the split of the work follows
+    the moment's speed of each. The board is an anonymous file (``memfd``) both processes
+    map; a claim is made under its ``lockf`` lock, which the kernel releases if the holder
+    dies.
+    """
+
+    CHILD, PARENT = 1, 2
+
+    def __init__(self, count: int) -> None:
+        """A board of ``count`` unclaimed sections, shared with children forked after.
+
+        Raises:
+            OSError: no anonymous file can be made here (then the child takes every section).
+        """
+        self._fd = os.memfd_create("amvicc-claims")
+        try:
+            os.ftruncate(self._fd, max(count, 1))
+            self._board = mmap.mmap(self._fd, max(count, 1))
+        except OSError:
+            os.close(self._fd)
+            raise
+
+    def claim(self, position: int, who: int) -> bool:
+        """Take section ``position`` for ``who`` (False: the other process has it)."""
+        fcntl.lockf(self._fd, fcntl.LOCK_EX)
+        try:
+            if self._board[position]:
+                return False
+            self._board[position] = who
+            return True
+        finally:
+            fcntl.lockf(self._fd, fcntl.LOCK_UN)
+
+    def close(self) -> None:
+        """Release the board."""
+        self._board.close()
+        os.close(self._fd)
+
+
 @contextmanager
 def sections_apart(
     work: Sequence[tuple[int, str]],
     parts: Sequence[Part],
     clock: Clock,
     prerender: Callable[[Part, str], None] | None = None,
-) -> Iterator[None]:
+) -> Iterator[Callable[[], None]]:
     """Compute sections in a forked child while the block runs.
 
     Args:
@@ -180,34 +225,58 @@ def sections_apart(
             ``rendered``; the child renders what it computed, so that the two processes
             share the rendering too.
 
-    When the block ends, the child's data (and renderings) are in the parts, as if computed
-    there, and its seconds are added to ``clock``, with ``apart.wait``: how long this process
-    then waited for the child (the two halves' balance). A child that failed costs only time:
-    its sections are then computed here. Without work nothing is forked.
+    The block gets a function to call once its own work is done: it computes here, from the
+    back of ``work``, the sections the child has not started (:class:`Claims`). When the
+    block ends, the child's data (and renderings) are in the parts, as if computed there,
+    and its seconds are added to ``clock``, with ``apart.wait``: how long this process then
+    waited for the child (``-v`` also says how many sections it took over). A child that
+    failed costs only time: its sections are then computed here. Without work nothing is
+    forked.
 
     Raises:
         UserError: the child hit one (re-raised here, as the parent would have).
     """
     if not work:
-        yield
+        yield lambda: None
         return
+    try:
+        claims: Claims | None = Claims(len(work))
+    except (OSError, AttributeError):  # no memfd (a sandbox, not Linux): the child takes all
+        claims = None
+
+    def claimed(position: int, who: int) -> bool:
+        return claims.claim(position, who) if claims is not None else who == Claims.CHILD
 
     def compute() -> tuple[dict[tuple[int, str], Any], dict[str, float]]:
         before = dict(clock.seconds)
-        data: dict[tuple[int, str], tuple[Any, dict[tuple[str, str], Any]]] = {
-            (index, key): (parts[index][key], {}) for index, key in work
-        }
-        if prerender is not None:
-            for index, key in work:
-                prerender(parts[index], key)
-                rendered = {k: v for k, v in parts[index].rendered.items() if k[1] == key}
-                data[index, key] = (data[index, key][0], rendered)
+        data: dict[tuple[int, str], tuple[Any, dict[tuple[str, str], Any]]] = {}
+        for position, (index, key) in enumerate(work):
+            if not claimed(position, Claims.CHILD):
+                break  # the parent took the rest
+            data[index, key] = (parts[index][key], _rendered(parts[index], key, prerender))
         return data, {n: s - before.get(n, 0.0) for n, s in clock.seconds.items()}
 
-    with beside(compute) as child:
-        yield
-        done, result = child.result()
+    taken_here = 0
+
+    def take_over() -> None:
+        nonlocal taken_here
+        for position in reversed(range(len(work))):
+            if not claimed(position, Claims.PARENT):
+                return
+            index, key = work[position]
+            parts[index][key]
+            _rendered(parts[index], key, prerender)
+            taken_here += 1
+
+    try:
+        with beside(compute) as child:
+            yield take_over
+            done, result = child.result()
+    finally:
+        if claims is not None:
+            claims.close()
     clock.seconds["apart.wait"] = child.waited
+    log.debug("apart: %d of %d sections taken over here", taken_here, len(work))
     if not done or result is None:
         log.warning("the report's second process failed; computing its sections here")
         for index, key in work:
@@ -219,6 +288,16 @@ def sections_apart(
         parts[index].rendered.update(rendered)
     for name, spent in seconds.items():
         clock.seconds[name] = clock.seconds.get(name, 0.0) + spent
+
+
+def _rendered(
+    part: Part, key: str, prerender: Callable[[Part, str], None] | None
+) -> dict[tuple[str, str], Any]:
+    """Section ``key`` of ``part`` rendered for the output (nothing without ``prerender``)."""
+    if prerender is None:
+        return {}
+    prerender(part, key)
+    return {k: v for k, v in part.rendered.items() if k[1] == key}
 
 
 def _received(pipe: BinaryIO) -> tuple[str, Any] | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -159,6 +160,70 @@ def test_the_first_screen_rendered_ahead_makes_its_matrices_once(
     _report(workspace, "html", processes=2)
     # Once per modality for the real models, once for the smoke-test ones.
     assert len(made) == len(set(made)) == 4
+
+
+def test_the_first_process_takes_over_what_a_slow_child_has_not_started(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The child is stuck on the first apart section; the first process, its own sections
+    # done, computes every other apart section itself, from the back, and the report is the
+    # one a single process writes.
+    _fill(workspace)
+    alone = _report(workspace, "html", processes=1)
+    parent, computed_here = os.getpid(), []
+    for section in SECTIONS:
+        if section.apart:
+            compute = section.compute
+
+            def watched(part: Any, compute: Any = compute, key: str = section.key) -> Any:
+                if os.getpid() == parent:
+                    computed_here.append((part.smoke, key))
+                elif key == first_key and not part.smoke:
+                    time.sleep(3)
+                return compute(part)
+
+            _patch(monkeypatch, section.key, watched)
+    apart = [s.key for s in SECTIONS if s.apart]
+    first_key = apart[0]
+    caplog.set_level("DEBUG", logger="amvicc.report.parallel")
+    assert _report(workspace, "html", processes=2) == alone
+    expected = [(True, k) for k in reversed(apart)] + [(False, k) for k in reversed(apart[1:])]
+    assert computed_here == expected
+    assert f"apart: {len(expected)} of {2 * len(apart)} sections taken over here" in caplog.text
+
+
+def test_claims_give_each_section_to_one_process() -> None:
+    # A child claiming from the front and this process from the back, at the same time:
+    # every section is claimed once.
+    claims = parallel.Claims(400)
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the forked child
+        os.close(reader)
+        mine = [p for p in range(400) if claims.claim(p, parallel.Claims.CHILD)]
+        os.write(writer, json.dumps(mine).encode())
+        os._exit(0)
+    os.close(writer)
+    here = [p for p in reversed(range(400)) if claims.claim(p, parallel.Claims.PARENT)]
+    with os.fdopen(reader) as pipe:
+        there = json.loads(pipe.read())
+    os.waitpid(pid, 0)
+    claims.close()
+    assert sorted(here + there) == list(range(400))
+    assert not set(here) & set(there)
+
+
+def test_without_a_claims_board_the_child_computes_every_apart_section(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fill(workspace)
+    alone = _report(workspace, "md", processes=1)
+
+    def unavailable(name: str) -> int:
+        raise OSError(38, "Function not implemented")
+
+    monkeypatch.setattr(os, "memfd_create", unavailable)
+    assert _report(workspace, "md", processes=2) == alone
 
 
 @pytest.mark.parametrize("fmt", ["csv", "html"])
