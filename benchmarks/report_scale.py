@@ -6,8 +6,10 @@ answering the same 300 questions (graded by the extractor), so that every item-l
 runs at size: concordance of 4 × 50 model pairs, paired comparisons of every two models,
 explicit − implicit gains, samples. It then times `amvicc report --format csv` and the HTML
 report, each as a fresh process (imports included), with the default 1,000 bootstrap
-resamples, and prints the seconds of each section of the HTML report. The last line is
-``report_seconds: X``, the slower of the two (target: at most 3 on a quiet 2-core machine).
+resamples, and prints the seconds of each section of the HTML report, and the machine's speed
+before and after (a fixed Python loop: a shared VM's speed changes from minute to minute). The
+last line is ``report_seconds: X``, the slower of the two (target: at most 3 on a quiet 2-core
+machine).
 
 amvicc's modules are compiled to bytecode first, as ``pip install`` does: where
 ``PYTHONDONTWRITEBYTECODE`` is set, a checkout would otherwise compile them in every process.
@@ -181,6 +183,23 @@ def timed(argv: list[str]) -> tuple[float, float, str]:
     return seconds, cpu, sections
 
 
+def machine_speed() -> float:
+    """Seconds of a fixed pure-Python loop (best of three): how fast the machine runs now.
+
+    A shared VM's speed changes by half from one minute to the next; printed before and
+    after the timing, this says whether a slow report met a slow machine.
+    """
+
+    def loop() -> float:
+        start = time.perf_counter()
+        total = 0
+        for i in range(3_000_000):
+            total += i * i
+        return time.perf_counter() - start
+
+    return min(loop() for _ in range(3))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", type=int, default=50)
@@ -210,6 +229,7 @@ def main() -> None:
         # -v: the report logs the seconds of each of its sections (at debug level).
         base = [sys.executable, "-m", "amvicc", "report", "--store", str(root), "-v"]
         print(f"load average before timing: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+        print(f"machine speed before timing: {machine_speed():.3f} s for a fixed Python loop")
         csv_seconds, csv_cpu, csv_sections = timed(
             [*base, "--format", "csv", "-o", str(root / "report.csv")]
         )
@@ -221,6 +241,7 @@ def main() -> None:
         size = (root / "report.html").stat().st_size / 1e6
         print(f"html_seconds: {html_seconds:.2f} (cpu {html_cpu:.2f}; {size:.1f} MB)")
         print(f"  {html_sections}")
+        print(f"machine speed after timing: {machine_speed():.3f} s for a fixed Python loop")
         print(f"report_seconds: {max(csv_seconds, html_seconds):.2f}")
     finally:
         if args.keep is None:
