@@ -20,7 +20,6 @@ raised in the parent as it would have been there.
 
 from __future__ import annotations
 
-import fcntl
 import logging
 import mmap
 import os
@@ -193,6 +192,8 @@ class Claims:
 
     def claim(self, position: int, who: int) -> bool:
         """Take section ``position`` for ``who`` (False: the other process has it)."""
+        import fcntl  # Unix only: a report forks on Linux only, and imports this module anywhere
+
         fcntl.lockf(self._fd, fcntl.LOCK_EX)
         try:
             if self._board[position]:

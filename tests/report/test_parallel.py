@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
 import sys
 import time
 from dataclasses import replace
@@ -468,3 +469,12 @@ def test_a_report_rendered_ahead_in_one_format_renders_the_others_unchanged(
     for fmt in ("html", "md", "csv"):
         written = TIME.sub("TIME", render.render_report(ahead, fmt))  # type: ignore[arg-type]
         assert written == TIME.sub("TIME", render.render_report(plain, fmt))  # type: ignore[arg-type]
+
+
+def test_the_report_imports_where_there_is_no_fcntl() -> None:
+    # Windows has no fcntl: the claims board needs it only where a report forks (Linux).
+    probe = "import sys; sys.modules['fcntl'] = None; import amvicc.report.build; print('ok')"
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=False
+    )
+    assert done.stdout.strip() == "ok", done.stderr
