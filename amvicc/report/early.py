@@ -4,7 +4,9 @@ On a big workspace reading every image verdict (:meth:`~amvicc.store.Store.image
 and every image slot (:meth:`~amvicc.store.Store.current_image_slots`) takes longer than
 Python takes to import pandas and the report's modules, and needs none of them: two forked
 children start them first thing, and the three processes run side by side. This module
-imports no pandas, so that the children are forked before pandas is imported.
+imports no pandas, so that the children are forked before pandas is imported. Once it is, a
+third child reads what the first process's sections need from the workspace
+(:data:`READ_AHEAD`) while the items are decided.
 """
 
 from __future__ import annotations
@@ -59,8 +61,9 @@ class EarlyReads:
     def read_ahead(self) -> None:
         """Start the :data:`READ_AHEAD` reads in a child, where the early reads run in children.
 
-        Called once pandas is imported (the child has it then): the reads are wanted only when
-        the sections compute, and the verdicts' child is nearly done.
+        Called once pandas is imported (the child has it then). The reads are wanted only when
+        the sections compute, so the child runs at the lowest priority: the verdicts' child,
+        wanted first, goes before it.
         """
         if self._children is None or self._ahead is not None:
             return

@@ -5,10 +5,12 @@ workspace of hundreds of thousands of verdicts the work is split where it falls 
 independent halves, each half in its own process (:func:`beside` forks the child):
 
 - reading: two children read every image slot and every image verdict, as integer codes,
-  while the parent imports pandas and lays out the items (:mod:`amvicc.report.early`);
+  while the parent imports pandas and lays out the items, and a third the other workspace
+  reads the parent's sections need (:mod:`amvicc.report.early`);
 - sections: once the items are decided, a child computes and renders the sections marked
   :attr:`~amvicc.report.section.Section.apart`, for both parts, while the parent computes
-  and renders the rest (:func:`sections_apart`).
+  and renders the rest, then takes over those the child has not started
+  (:func:`sections_apart`, :class:`Claims`).
 
 The child sends its result back pickled through a pipe. Both processes start from the same
 memory, so the numbers are the ones one process gives, byte for byte. Forking is used only
@@ -86,13 +88,10 @@ def busy_elsewhere() -> float:
     """
     load = os.getloadavg()[0]
     try:
-        running = Path("/proc/loadavg").read_text().split()[3].split("/")[0]
-    except (OSError, IndexError):
+        running = int(Path("/proc/loadavg").read_text().split()[3].split("/")[0])
+    except (OSError, IndexError, ValueError):
         return load
-    try:
-        return min(max(int(running) - 1, 0), load)
-    except ValueError:
-        return load
+    return min(max(running - 1, 0), load)
 
 
 class Beside(Generic[T]):
