@@ -55,8 +55,9 @@ from amvicc.report.slots import (
     image_grid,
     questions_frame,
 )
+from amvicc.report.verdict_frames import image_items, image_verdicts_of, latest_verdicts
 from amvicc.report.verdicts import DECIDED_ANSWERS, image_values, latest_per_subject, roles
-from amvicc.store import JUDGE_PREFIX, ImageVerdictCodes, Store, VerdictSubject
+from amvicc.store import JUDGE_PREFIX, Store
 
 MMVP_IMAGE_KEY = "mmvp"
 CATEGORY_ORDER = {c.code: i for i, c in enumerate(CATEGORIES)}
@@ -90,8 +91,9 @@ class Items:
             ``status``, ``value`` (the verdict or option that decided it), ``outcome``
             (``correct``, ``incorrect``, ``missing``) and ``reason`` (why it is missing).
         image_verdicts: each source's latest verdict on the report's images (``subject_id``,
-            ``source``, ``value``, ``verdict_id``); it may hold verdicts on superseded images
-            of the same configurations, which no item refers to.
+            ``source``, ``value``, ``verdict_id``, ``role``, and ``item``: the index label in
+            ``frame`` of the item of the verdict's image, -1 for none); it may hold verdicts on
+            superseded images of the same configurations, which no item refers to.
         response_verdicts: the same for the report's answers.
         catalogue: the questions reported on.
         basis: whose image verdicts decided the items.
@@ -126,6 +128,18 @@ class Items:
         blank_cells(frame, {e.key for e in self.entries if e.imported})
         return replace(self, frame=frame, basis=basis)
 
+    def image_verdict_rows(self) -> np.ndarray | None:
+        """Per image verdict, the position in ``frame`` of its image's item (-1: none).
+
+        Found through the ``item`` column (an index label of the frame that
+        :func:`decide_items` made), so no 32-character id is hashed: that took a tenth of a
+        second per use on 360,000 verdicts. None when the verdicts have no such column.
+        """
+        if "item" not in self.image_verdicts.columns:
+            return None
+        rows: np.ndarray = self.frame.index.get_indexer(pd.Index(self.image_verdicts["item"]))
+        return rows
+
     def split(
         self, smoke_keys: set[str], drop_sources: set[str]
     ) -> tuple[Items | None, Items | None]:
@@ -142,8 +156,11 @@ class Items:
             return None, self
         smoke_rows = self.frame["entry"].isin(smoke_keys)
         smoke_subjects = pd.Index(self.frame.loc[smoke_rows, "subject_id"])
+        image_rows = self.image_verdict_rows()
         masks = [
             verdicts["subject_id"].isin(smoke_subjects).to_numpy()
+            if image_rows is None or verdicts is self.response_verdicts
+            else _taken_or_false(smoke_rows.to_numpy(), image_rows)
             for verdicts in (self.image_verdicts, self.response_verdicts)
         ]
         dropped = [
@@ -175,6 +192,14 @@ class Items:
                 )
             )
         return parts[0], parts[1]
+
+
+def _taken_or_false(flags: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``flags[rows]``, False where a row is -1 (none)."""
+    taken = np.zeros(len(rows), dtype=bool)
+    found = rows >= 0
+    taken[found] = flags[rows[found]]
+    return taken
 
 
 @dataclass(frozen=True)
@@ -304,12 +329,13 @@ def decide_items(
     early = early or EarlyReads(store)
     image_rows = early.image_slots(entry_keys(list(entries), "igm")).frame()
     response_rows = store.current_response_slots(entry_keys(list(entries), "vlm"), MMVP_IMAGE_KEY)
-    response_verdicts = _latest_verdicts(store, "response", response_rows["response_id"])
+    response_verdicts = latest_verdicts(store, "response", response_rows["response_id"])
     chosen = with_samples(list(entries), image_rows, response_rows)
     questions = questions_frame(catalogue)
     frames = []
     igm = [e for e in chosen if e.modality == "igm"]
     vlm = [e for e in chosen if e.modality == "vlm"]
+    grid_rows = np.full(0, -1, dtype=np.int64)
     if igm:
         grid, grid_rows = image_grid(igm, questions, image_rows)
         frames.append(grid)
@@ -317,14 +343,18 @@ def decide_items(
         answers = answer_keys({e.label_policy for e in vlm}, catalogue)
         frames.append(answer_items(vlm, questions, response_rows, response_verdicts, answers))
     # The verdicts last: everything above is done while they are read.
-    image_verdicts, positions = _image_verdicts(image_rows, early.verdict_codes())
+    image_verdicts, coded = image_verdicts_of(image_rows, early.verdict_codes())
     if check_basis:
         _check_basis(options.verdicts, image_verdicts)
     if igm:
-        decide_images(grid, grid_rows, image_verdicts, options.verdicts, positions)
+        decide_images(grid, grid_rows, image_verdicts, options.verdicts, coded)
     frame = pd.concat(frames, ignore_index=True)
+    # The grid comes first, so a grid row's index label is its number.
+    image_verdicts["item"] = image_items(grid_rows, coded)
     if options.smoke_indices is not None:
-        frame = _smoke_scope(frame, chosen, catalogue, options.smoke_indices)
+        frame, image_verdicts = _smoke_scope(
+            frame, image_verdicts, chosen, catalogue, options.smoke_indices
+        )
     blank_cells(frame, {e.key for e in chosen if e.imported})
     return Items(
         entries=tuple(chosen),
@@ -355,9 +385,15 @@ def _nothing_on(catalogue: Catalogue, elsewhere: Sequence[ModelEntry]) -> str:
 
 
 def _smoke_scope(
-    frame: pd.DataFrame, entries: list[ModelEntry], catalogue: Catalogue, indices: frozenset[int]
-) -> pd.DataFrame:
+    frame: pd.DataFrame,
+    image_verdicts: pd.DataFrame,
+    entries: list[ModelEntry],
+    catalogue: Catalogue,
+    indices: frozenset[int],
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Keep the smoke-test models' items of the pairs ``indices`` touch (real models keep all).
+
+    The frame is numbered anew, and the image verdicts' ``item`` labels with it.
 
     Raises:
         UserError: the indices select no question of the report's catalogue.
@@ -366,51 +402,11 @@ def _smoke_scope(
     if not pairs:
         raise UserError("--smoke-index selects no question of the report; widen it")
     smoke = frame["entry"].isin({e.key for e in entries if e.smoke})
-    return frame[~smoke | frame["pair"].isin(pairs)].reset_index(drop=True)
-
-
-# --- reading the store -----------------------------------------------------------------------
-
-
-def _latest_verdicts(
-    store: Store, subject: VerdictSubject, subjects: pd.Series | list[str]
-) -> pd.DataFrame:
-    """Each source's latest verdict on these subjects (the store's rule), with its ``role``."""
-    rows = store.latest_verdict_values(subject, subjects)
-    rows["role"] = roles(rows)
-    return rows
-
-
-def _image_verdicts(
-    image_rows: pd.DataFrame, codes: ImageVerdictCodes
-) -> tuple[pd.DataFrame, np.ndarray]:
-    """Each source's latest verdict on these images, with its ``role``, and each one's image.
-
-    The image is its place in ``image_rows`` (:meth:`~amvicc.store.ImageSlots.frame`):
-    found through the image's row number, so no id is hashed. Verdicts on other images
-    (superseded ones, other models') are left out.
-    """
-    rows = image_rows["image_row"].to_numpy()
-    place = np.full(max(int(rows.max(initial=-1)), int(codes.image_rows.max(initial=-1))) + 1, -1)
-    place[rows] = np.arange(len(rows))
-    positions = place[codes.image_rows]
-    kept = np.flatnonzero(positions >= 0)
-    positions = positions[kept]
-    verdicts = pd.DataFrame(
-        {
-            "subject_id": _objects(image_rows["image_id"].to_numpy()[positions]),
-            "source": _objects(np.asarray(codes.sources, dtype=object)[codes.source_codes[kept]]),
-            "value": _objects(np.asarray(codes.values, dtype=object)[codes.value_codes[kept]]),
-            "verdict_id": codes.verdict_ids[kept],
-        }
-    )
-    verdicts["role"] = roles(verdicts)
-    return verdicts, positions
-
-
-def _objects(values: np.ndarray) -> pd.Series:
-    """A column of Python strings as they are (not converted to pandas' string type)."""
-    return pd.Series(values, dtype=object, copy=False)
+    kept = (~smoke | frame["pair"].isin(pairs)).to_numpy()
+    renumbered = np.where(kept, np.cumsum(kept) - 1, -1)
+    items = image_verdicts["item"].to_numpy()
+    image_verdicts["item"] = np.where(items >= 0, renumbered[items], -1)
+    return frame[kept].reset_index(drop=True), image_verdicts
 
 
 def _check_basis(basis: str, image_verdicts: pd.DataFrame) -> None:

@@ -12,7 +12,9 @@ import pandas as pd
 
 from amvicc.catalogue import PROMPT_KINDS, Catalogue, LabelPolicy, load_catalogue
 from amvicc.report.entries import ModelEntry
-from amvicc.report.verdicts import answer_values, image_values
+from amvicc.report.options import HUMAN_VERDICTS
+from amvicc.report.verdicts import answer_values, human_image_decisions, image_values
+from amvicc.store import ImageVerdictCodes
 
 
 def questions_frame(catalogue: Catalogue) -> pd.DataFrame:
@@ -71,7 +73,7 @@ def decide_images(
     row: np.ndarray,
     verdicts: pd.DataFrame,
     basis: str,
-    positions: np.ndarray,
+    codes: ImageVerdictCodes,
 ) -> None:
     """Decide the outcome of each slot of :func:`image_grid` by ``basis`` (in place).
 
@@ -80,10 +82,21 @@ def decide_images(
         row: per grid row, its image's row in the images (from :func:`image_grid`).
         verdicts: each source's latest verdict on these images.
         basis: whose verdicts decide.
-        positions: each verdict's image as its row in the images: the votes are counted on
-            integers (hashing 32-character ids was the cost).
+        codes: the same verdicts as codes, each one's image given as its row in the images:
+            the votes are counted on integers (hashing 32-character ids was the cost).
     """
-    decided = image_values(verdicts.assign(subject_id=positions), basis)
+    mask = (frame["modality"] == "igm").to_numpy()
+    count = max(int(row.max(initial=-1)), int(codes.image_rows.max(initial=-1))) + 1
+    if basis == HUMAN_VERDICTS:
+        value, rated = human_image_decisions(codes, count)
+        have = row >= 0
+        slot_value = np.full(len(row), None, dtype=object)
+        slot_value[have] = value[row[have]]
+        slot_rated = np.zeros(len(row), dtype=bool)
+        slot_rated[have] = rated[row[have]]
+        _fill_image_outcomes(frame, mask, slot_value, slot_rated)
+        return
+    decided = image_values(verdicts.assign(subject_id=codes.image_rows), basis)
     decided.index = decided.index.astype(np.int64)
     apply_image_outcomes(frame, frame["modality"] == "igm", decided, keys=row)
 
@@ -200,12 +213,26 @@ def apply_image_outcomes(
     value[found] = decided["value"].to_numpy(dtype=object)[position[found]]
     how = np.full(len(position), None, dtype=object)
     how[found] = decided["how"].to_numpy(dtype=object)[position[found]]
+    _fill_image_outcomes(frame, mask, value, ~pd.isna(how))
+
+
+def _fill_image_outcomes(
+    frame: pd.DataFrame, mask: np.ndarray, value: np.ndarray, rated: np.ndarray
+) -> None:
+    """Fill ``value``, ``outcome`` and ``reason`` of the image items ``mask`` selects.
+
+    Args:
+        frame: the items.
+        mask: which rows are image items.
+        value: per selected row, the deciding value (None on a tie).
+        rated: per selected row, whether anyone whose verdicts decide rated its image.
+    """
     reason = np.select(
         [
             _equals(frame, "subject_id", "", mask),
             _equals(frame, "status", "failed", mask),
             _equals(frame, "status", "refused", mask),
-            pd.isna(how),
+            ~rated,
             pd.isna(value),
         ],
         range(1, len(_IMAGE_REASONS)),

@@ -163,7 +163,7 @@ def _code(items: Items) -> SubjectCodes:
         ids=ids,
         rows=codes,
         first_row=first_row,
-        image=_coded(items.image_verdicts, ids, blank),
+        image=_coded(items.image_verdicts, ids, blank, codes, items.image_verdict_rows()),
         response=_coded(items.response_verdicts, ids, blank),
     )
 
@@ -174,11 +174,33 @@ def _unblank(numbers: _Array, blank: int) -> _Array:
     return numbers
 
 
-def _coded(verdicts: pd.DataFrame, ids: Encoded, blank: int) -> CodedVerdicts:
+def _coded(
+    verdicts: pd.DataFrame,
+    ids: Encoded,
+    blank: int,
+    numbers: _Array | None = None,
+    rows: _Array | None = None,
+) -> CodedVerdicts:
+    """One verdict table as codes.
+
+    Args:
+        verdicts: the verdicts.
+        ids: the items' subject ids, encoded.
+        blank: the number of the blank id (-1: none).
+        numbers: per row of the items' frame, its subject's number.
+        rows: per verdict, the row of its subject's item (-1: none), when known
+            (:meth:`~amvicc.report.items.Items.image_verdict_rows`): its subject's number is
+            then taken from that row, not found by hashing its id.
+    """
     source = encode(verdicts["source"])
     value = encode(verdicts["value"])
+    if numbers is not None and rows is not None:
+        subject = np.full(len(rows), -1, dtype="int64")
+        subject[rows >= 0] = numbers[rows[rows >= 0]]
+    else:
+        subject = _unblank(ids.find(verdicts["subject_id"]), blank)
     return CodedVerdicts(
-        subject=_unblank(ids.find(verdicts["subject_id"]), blank),
+        subject=subject,
         source=source.codes,
         sources=source.names(),
         value=value.codes,

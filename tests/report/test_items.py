@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -18,7 +18,15 @@ from amvicc.report import ReportOptions, build_report, collect_items, judge_agre
 from amvicc.report.items import Items, ModelEntry
 from amvicc.report.metrics import metric_table
 from amvicc.report.raters import rater_agreement
-from amvicc.report.verdicts import answer_values, image_values, resolve_votes
+from amvicc.report.subjects import subject_codes
+from amvicc.report.verdicts import (
+    _human_image_values,
+    answer_values,
+    human_image_decisions,
+    image_values,
+    resolve_votes,
+)
+from amvicc.store import ImageVerdictCodes
 
 if TYPE_CHECKING:
     from conftest import Workspace
@@ -36,7 +44,7 @@ def human(value: str, rater: str = "alice") -> tuple[str, str]:
 subjects = st.dictionaries(
     st.text("abcdefgh", min_size=1, max_size=3),
     st.tuples(
-        st.lists(st.sampled_from(["a", "b", "no_answer"]), min_size=1, max_size=5),
+        st.lists(st.sampled_from(["a", "b", "no_answer"]), max_size=5),
         st.one_of(st.none(), st.sampled_from(["a", "b"])),
     ),
     min_size=1,
@@ -59,6 +67,9 @@ def test_resolve_votes_equals_agreement_resolve(
     result = resolve_votes(votes, adjudicated)
     for subject, (values, adj) in data.items():
         expected = resolve(values, adj)
+        if expected.how == "none":  # neither a vote nor an adjudication: no row
+            assert subject not in result.index
+            continue
         got = result.loc[subject]
         assert got["how"] == expected.how
         assert (None if pd.isna(got["value"]) else got["value"]) == expected.value
@@ -96,6 +107,50 @@ def test_cant_tell_is_a_vote_that_the_image_is_not_correct() -> None:
     assert pd.isna(values.loc["y", "value"]) and values.loc["y", "how"] == "tie"
     assert values.loc["z", "value"] == "correct"
     assert values.loc["w", "value"] == "incorrect" and values.loc["w", "how"] == "adjudicated"
+
+
+IMAGE_SOURCES = ["human:a", "sheet:s.csv:c", "adjudication:e", "adjudication:f", "judge:x:y"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 5),
+            st.sampled_from(IMAGE_SOURCES),
+            st.sampled_from([*VALUES, "undecided"]),
+        ),
+        max_size=40,
+    ),
+    st.randoms(use_true_random=False),
+)
+def test_human_decisions_on_codes_equal_those_on_the_frame(
+    rows: list[tuple[int, str, str]], rng: Any
+) -> None:
+    # decide_images counts the human votes on codes; the frame's rule is the reference. Verdict
+    # ids are shuffled so that "latest" is not the order of the rows.
+    ids = list(range(len(rows)))
+    rng.shuffle(ids)
+    sources = sorted({source for _, source, _ in rows}, key=IMAGE_SOURCES.index)
+    values = sorted({value for _, _, value in rows})
+    codes = ImageVerdictCodes(
+        image_rows=np.array([image for image, _, _ in rows], dtype=np.int64),
+        source_codes=np.array([sources.index(s) for _, s, _ in rows], dtype=np.int64),
+        value_codes=np.array([values.index(v) for _, _, v in rows], dtype=np.int64),
+        verdict_ids=np.array(ids, dtype=np.int64),
+        sources=tuple(sources),
+        values=tuple(values),
+    )
+    frame = pd.DataFrame(rows, columns=["subject_id", "source", "value"]).assign(verdict_id=ids)
+    expected = _human_image_values(frame)
+    value, rated = human_image_decisions(codes, 6)
+    for image in range(6):
+        assert rated[image] == (image in expected.index)
+        if image in expected.index:
+            wanted = expected.loc[image, "value"]
+            assert value[image] == (None if pd.isna(wanted) else wanted)
+        else:
+            assert value[image] is None
 
 
 def test_answer_precedence_human_then_extractor_then_llm() -> None:
@@ -294,7 +349,13 @@ def test_items_decided_on_image_positions_equal_those_matched_by_id(
     # superseded images, unrated and failed ones, ties, adjudications and judges included.
     rng = np.random.default_rng(11)
     runs = [workspace.igm("flux"), workspace.igm("sd")]
-    sources = ["human:alice", "human:bob", "adjudication:carol", "judge:ocr:rapidocr"]
+    sources = [
+        "human:alice",
+        "human:bob",
+        "adjudication:carol",
+        "adjudication:dave",
+        "judge:ocr:rapidocr",
+    ]
     for run in runs:
         for index in TX:
             for kind in ("implicit", "explicit"):
@@ -314,3 +375,37 @@ def test_items_decided_on_image_positions_equal_those_matched_by_id(
     by_id = replace(items, basis="other").with_basis(basis)
     pd.testing.assert_frame_equal(items.frame, by_id.frame)
     assert set(items.frame["reason"]) >= {"", "failed", "not_generated", "not_rated"}
+
+
+@pytest.mark.parametrize("smoke_indices", [None, frozenset({9, 10})])
+def test_verdicts_found_by_item_row_equal_those_found_by_id(
+    workspace: Workspace, smoke_indices: frozenset[int] | None
+) -> None:
+    # decide_items gives each image verdict the row of its image's item, so splitting off the
+    # smoke-test models and coding the subjects hash no id; found by id, they must be the same,
+    # --smoke-index's renumbered rows and the verdicts on images it leaves out included.
+    rng = np.random.default_rng(5)
+    for run in (workspace.igm("flux"), workspace.igm("tiny", smoke=True)):
+        for index in TX:
+            for kind in ("implicit", "explicit"):
+                if rng.random() < 0.3:
+                    workspace.graded_image(run, index, kind, human("correct"))  # superseded
+                image_id = workspace.image(run, index, kind)
+                workspace.rate(image_id, human(str(rng.choice(VALUES))), human("correct", "bob"))
+    items = collect_items(workspace.store, ReportOptions(smoke_indices=smoke_indices))
+    by_id = replace(items, image_verdicts=items.image_verdicts.drop(columns="item"))
+    smoke = {e.key for e in items.entries if e.smoke}
+    subjects = []
+    parts = zip(items.split(smoke, set()), by_id.split(smoke, set()), strict=True)
+    for part, part_by_id in parts:
+        assert part is not None and part_by_id is not None
+        pd.testing.assert_frame_equal(
+            part.image_verdicts.drop(columns="item"), part_by_id.image_verdicts
+        )
+        coded, coded_by_id = subject_codes(part).image, subject_codes(part_by_id).image
+        np.testing.assert_array_equal(coded.subject, coded_by_id.subject)
+        subjects.append(coded.subject)
+    found = np.concatenate(subjects)
+    assert (found >= 0).sum() > 50
+    # verdicts on the smoke-test images --smoke-index leaves out judge no item
+    assert (found == -1).any() == (smoke_indices is not None)
