@@ -276,10 +276,8 @@ def prepare(
             else None
         )
     shared: dict[str, Any] = {}
-    if early is not None:
-        shared.update(early.read_before())
-        if early.waited:
-            clock.seconds["items.wait"] = early.waited
+    if early is not None and early.waited:
+        clock.seconds["items.wait"] = early.waited
     resampler = Resampler(options.bootstrap, options.seed, options.confidence)
     parts: tuple[Items | None, Items | None] = (None, None)
     if everything is not None:
@@ -299,6 +297,7 @@ def prepare(
             clock=clock,
             sections=SECTION_BY_KEY,
             shared=shared,
+            ahead=early,
         )
         for kind, items, elsewhere in (
             (kind, parts[kind], tuple(e for e in selection.elsewhere if e.smoke == kind))

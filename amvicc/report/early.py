@@ -12,6 +12,7 @@ third child reads what the first process's sections need from the workspace
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from typing import Any, TypeVar
@@ -56,6 +57,7 @@ class EarlyReads:
         self._verdicts = verdicts
         self._children = children
         self._ahead: Beside[dict[str, Any]] | None = None
+        self._process = os.getpid()
         self.waited = 0.0
 
     def read_ahead(self) -> None:
@@ -74,8 +76,12 @@ class EarlyReads:
         self._ahead = self._children.enter_context(beside(_mapped(self._store, read), nice=19))
 
     def read_before(self) -> dict[str, Any]:
-        """The reads :meth:`read_ahead` started, by name ({} when none were, or the child died)."""
-        if self._ahead is None:
+        """The reads :meth:`read_ahead` started, by name, once ({} after that).
+
+        {} also when none were started, the child died, or this is another process (the
+        sections' second one): the read-ahead's result is its parent's to take.
+        """
+        if self._ahead is None or os.getpid() != self._process:
             return {}
         done, found = self._ahead.result()
         self.waited += self._ahead.waited

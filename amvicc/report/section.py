@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 import pandas as pd
 
 from amvicc.catalogue import CATEGORY_BY_CODE, Catalogue
-from amvicc.report.early import SHARED_READS
+from amvicc.report.early import READ_AHEAD, SHARED_READS, EarlyReads
 from amvicc.report.entries import ModelEntry
 from amvicc.report.items import Items
 from amvicc.report.options import ReportOptions
@@ -164,6 +164,8 @@ class Part:
         clock: where the seconds of each step go.
         smoke_part: in the real part, the smoke-test models' part (None without any).
         shared: workspace reads both parts need, made once (see :meth:`shared_read`).
+        ahead: the reads started ahead in a child (:meth:`EarlyReads.read_ahead`), whose
+            result :meth:`shared_read` takes when a section first needs one of them.
         rendered: sections already rendered, by format (``csv``, ``html``, ``md``) and key
             (the second process renders what it computes:
             :func:`amvicc.report.render.prerenderer`).
@@ -185,6 +187,7 @@ class Part:
         clock: Clock,
         sections: Mapping[str, Section],
         shared: dict[str, Any] | None = None,
+        ahead: EarlyReads | None = None,
     ) -> None:
         """Hold the part's inputs; nothing is computed yet."""
         self.store = store
@@ -201,6 +204,7 @@ class Part:
         self._sections = sections
         self._data: dict[str, Any] = {}
         self.shared: dict[str, Any] = {} if shared is None else shared
+        self.ahead = ahead
         self.rendered: dict[tuple[str, str], Any] = {}
         self.pending: frozenset[str] = frozenset()
 
@@ -237,6 +241,12 @@ class Part:
         Such a read does not depend on the part's models (a scan of every verdict, say): the
         second part reuses the first's, and a big report may have made it ahead in a child.
         """
+        if name not in self.shared and name in READ_AHEAD and self.ahead is not None:
+            # Taken here, not before the sections: the second process, forked first, does
+            # not need these, and the first may have other sections to compute meanwhile.
+            waited = self.ahead.waited
+            self.shared.update(self.ahead.read_before())
+            self.clock.seconds["ahead.wait"] = self.ahead.waited - waited
         if name not in self.shared:
             self.shared[name] = SHARED_READS[name](self.store)
         return self.shared[name]

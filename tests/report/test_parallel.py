@@ -16,7 +16,7 @@ import pytest
 
 from amvicc.errors import UserError
 from amvicc.report import ReportOptions, build_report, collect_items, parallel, render, run_report
-from amvicc.report.early import READ_AHEAD, early_reads
+from amvicc.report.early import READ_AHEAD, EarlyReads, early_reads
 from amvicc.report.items import decide_items, select
 from amvicc.report.options import ReportFormat
 from amvicc.report.sections import SECTION_BY_KEY, SECTIONS, glance
@@ -359,6 +359,52 @@ def test_the_workspace_reads_are_made_ahead_in_a_child(
             return read(store, *args)
 
         monkeypatch.setattr(Store, name, watched)
+    assert _report(workspace, "html", processes=2) == alone
+    assert read_here == []
+
+
+def test_the_read_ahead_is_waited_for_once_the_sections_child_is_forked(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The sections' child does not need the reads made ahead: the first process forks it
+    # before waiting for them (slots, verdicts, read-ahead, sections: four children by then).
+    _fill(workspace)
+    children = _forks(monkeypatch)
+    forked_by_then: list[int] = []
+    read_before = EarlyReads.read_before
+
+    def watched(self: EarlyReads) -> dict[str, Any]:
+        forked_by_then.append(len(children))
+        return read_before(self)
+
+    monkeypatch.setattr(EarlyReads, "read_before", watched)
+    _report(workspace, "html", processes=2)
+    assert forked_by_then[0] == 4
+
+
+def test_the_sections_child_leaves_the_read_ahead_to_the_first_process(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A section computed in the second process that needs a read made ahead reads it there:
+    # taking the read-ahead's result would leave the first process without it.
+    _fill(workspace)
+    alone = _report(workspace, "html", processes=1)
+    compute = SECTION_BY_KEY["concordance"].compute
+
+    def needs_usage(part: Any) -> Any:
+        part.shared_read("usage_frame")
+        return compute(part)
+
+    _patch(monkeypatch, "concordance", needs_usage)
+    parent, read_here = os.getpid(), []
+    usage_frame = Store.usage_frame
+
+    def watched(store: Store, *args: Any) -> Any:
+        if os.getpid() == parent:
+            read_here.append("usage_frame")
+        return usage_frame(store, *args)
+
+    monkeypatch.setattr(Store, "usage_frame", watched)
     assert _report(workspace, "html", processes=2) == alone
     assert read_here == []
 
