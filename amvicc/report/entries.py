@@ -29,12 +29,13 @@ from dataclasses import dataclass, replace
 from pathlib import PurePath
 from typing import Any, Literal
 
+import numpy as np
 import pandas as pd
 
 from amvicc.catalogue import Catalogue, LabelPolicy, catalogue_file, load_catalogue
 from amvicc.errors import UserError
 from amvicc.report.values import missing
-from amvicc.store import Store
+from amvicc.store import ImageSlots, Store
 
 Modality = Literal["igm", "vlm"]
 
@@ -344,20 +345,25 @@ def _select(entries: list[ModelEntry], patterns: list[str]) -> list[ModelEntry]:
 
 
 def with_samples(
-    entries: list[ModelEntry], images: pd.DataFrame, responses: pd.DataFrame
+    entries: list[ModelEntry], images: ImageSlots, responses: pd.DataFrame
 ) -> list[ModelEntry]:
     """The entries with their samples per slot (k): one more than the highest stored sample.
 
-    Grouped on integer codes of each frame's keys: a frame's keys repeat one configuration
-    key per row, and hashing each row's copy was most of the cost.
+    The images' highest sample per configuration is taken on their codes; the responses'
+    grouped on integer codes of their keys (a frame's keys repeat one configuration key per
+    row, and hashing each row's copy was most of the cost).
     """
     highest: dict[str, int] = {}
-    for frame in (images, responses):
-        codes, keys = pd.factorize(frame["config_key"].to_numpy())
-        tops = pd.Series(frame["sample"].to_numpy()).groupby(codes).max()
-        for code, top in zip(tops.index.to_numpy(), tops.to_numpy(), strict=True):
-            key = str(keys[code])
-            highest[key] = max(highest.get(key, 0), int(top))
+    tops = np.full(len(images.config_keys), -1, dtype=np.int64)
+    np.maximum.at(tops, images.config_codes, images.samples)
+    for key, top in zip(images.config_keys, tops.tolist(), strict=True):
+        if top >= 0:
+            highest[key] = max(highest.get(key, 0), top)
+    codes, keys = pd.factorize(responses["config_key"].to_numpy())
+    answered = pd.Series(responses["sample"].to_numpy()).groupby(codes).max()
+    for code, top in zip(answered.index.to_numpy(), answered.to_numpy(), strict=True):
+        key = str(keys[code])
+        highest[key] = max(highest.get(key, 0), int(top))
     return [replace(e, samples=highest.get(e.key, 0) + 1) for e in entries]
 
 

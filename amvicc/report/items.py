@@ -327,23 +327,23 @@ def decide_items(
             "use a catalogue with prompts (e.g. the shipped one)"
         )
     early = early or EarlyReads(store)
-    image_rows = early.image_slots(entry_keys(list(entries), "igm")).frame()
+    image_slots = early.image_slots(entry_keys(list(entries), "igm"))
     response_rows = store.current_response_slots(entry_keys(list(entries), "vlm"), MMVP_IMAGE_KEY)
     response_verdicts = latest_verdicts(store, "response", response_rows["response_id"])
-    chosen = with_samples(list(entries), image_rows, response_rows)
+    chosen = with_samples(list(entries), image_slots, response_rows)
     questions = questions_frame(catalogue)
     frames = []
     igm = [e for e in chosen if e.modality == "igm"]
     vlm = [e for e in chosen if e.modality == "vlm"]
     grid_rows = np.full(0, -1, dtype=np.int64)
     if igm:
-        grid, grid_rows = image_grid(igm, questions, image_rows)
+        grid, grid_rows = image_grid(igm, questions, image_slots)
         frames.append(grid)
     if vlm:
         answers = answer_keys({e.label_policy for e in vlm}, catalogue)
         frames.append(answer_items(vlm, questions, response_rows, response_verdicts, answers))
     # The verdicts last: everything above is done while they are read.
-    image_verdicts, coded = image_verdicts_of(image_rows, early.verdict_codes())
+    image_verdicts, coded = image_verdicts_of(image_slots, early.verdict_codes())
     if check_basis:
         _check_basis(options.verdicts, image_verdicts)
     if igm:

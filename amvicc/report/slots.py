@@ -14,7 +14,7 @@ from amvicc.catalogue import PROMPT_KINDS, Catalogue, LabelPolicy, load_catalogu
 from amvicc.report.entries import ModelEntry
 from amvicc.report.options import HUMAN_VERDICTS
 from amvicc.report.verdicts import answer_values, human_image_decisions, image_values
-from amvicc.store import ImageVerdictCodes
+from amvicc.store import ImageSlots, ImageVerdictCodes
 
 
 def questions_frame(catalogue: Catalogue) -> pd.DataFrame:
@@ -42,7 +42,7 @@ def answer_keys(policies: set[LabelPolicy], selected: Catalogue) -> dict[LabelPo
 
 
 def image_grid(
-    entries: list[ModelEntry], questions: pd.DataFrame, images: pd.DataFrame
+    entries: list[ModelEntry], questions: pd.DataFrame, images: ImageSlots
 ) -> tuple[pd.DataFrame, np.ndarray]:
     """Every image slot of these image models (kind, sample, question) with its stored image.
 
@@ -52,18 +52,20 @@ def image_grid(
     Args:
         entries: the image models.
         questions: :func:`questions_frame`.
-        images: the current image of each slot (:meth:`~amvicc.store.ImageSlots.frame`).
+        images: the current image of each slot, as codes (no key is hashed per image).
 
     Returns:
-        The grid, and per row of ``images`` its row in the grid (-1: no slot of the report's).
+        The grid, and per grid row its image's place in ``images`` (-1: none).
     """
     frame = _image_grid(entries, questions)
     found = _image_positions(entries, questions, images)
     have = found >= 0
-    row = np.full(len(frame), -1)  # -1 takes the last value of each column below: ""
+    row = np.full(len(frame), -1)
     row[found[have]] = np.flatnonzero(have)
-    for column, read in (("subject_id", "image_id"), ("status", "status")):
-        frame[column] = _taken([*images[read].tolist(), ""], row)
+    # -1 takes the last value: "" (no image)
+    frame["subject_id"] = _taken([*images.image_ids.tolist(), ""], row)
+    statuses = np.append(images.status_codes, len(images.statuses))
+    frame["status"] = _taken([*images.statuses, ""], statuses[row])
     frame["modality"] = "igm"
     return frame, row
 
@@ -127,23 +129,25 @@ def _image_grid(entries: list[ModelEntry], questions: pd.DataFrame) -> pd.DataFr
 
 
 def _image_positions(
-    entries: list[ModelEntry], questions: pd.DataFrame, images: pd.DataFrame
+    entries: list[ModelEntry], questions: pd.DataFrame, images: ImageSlots
 ) -> np.ndarray:
     """Each stored image's row in :func:`_image_grid` (-1: no slot of the report's)."""
     n, kinds = len(questions), len(PROMPT_KINDS)
     samples = np.array([e.samples for e in entries], dtype=np.int64)
     starts = np.concatenate([[0], np.cumsum(kinds * samples * n)[:-1]]).astype(np.int64)
-    entry = pd.Index([e.key for e in entries], dtype=object).get_indexer(
-        pd.Index(images["config_key"].to_numpy(), dtype=object)
-    )
-    question = pd.Index(questions["question_index"]).get_indexer(images["question_index"])
-    kind = pd.Index(list(PROMPT_KINDS), dtype=object).get_indexer(
-        pd.Index(images["prompt_kind"].to_numpy(), dtype=object)
-    )
-    sample = images["sample"].to_numpy()
+    # Each code's place among the entries and the prompt kinds (-1: none), then looked up.
+    places = {e.key: number for number, e in enumerate(entries)}
+    entry = np.array([places.get(key, -1) for key in images.config_keys] + [-1])[
+        images.config_codes
+    ]
+    kind = np.array(
+        [PROMPT_KINDS.index(k) if k in PROMPT_KINDS else -1 for k in images.kinds] + [-1]
+    )[images.kind_codes]
+    question = pd.Index(questions["question_index"]).get_indexer(images.question_indices)
+    sample = images.samples
     known = (entry >= 0) & (question >= 0) & (kind >= 0) & (sample >= 0)
     known[known] &= sample[known] < samples[entry[known]]
-    position = np.full(len(images), -1, dtype=np.int64)
+    position = np.full(len(known), -1, dtype=np.int64)
     e = entry[known]
     position[known] = starts[e] + (kind[known] * samples[e] + sample[known]) * n + question[known]
     return position

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from amvicc.report.verdicts import roles
-from amvicc.store import ImageVerdictCodes, Store, VerdictSubject, source_role
+from amvicc.store import ImageSlots, ImageVerdictCodes, Store, VerdictSubject, source_role
 
 
 def latest_verdicts(
@@ -26,16 +26,15 @@ def latest_verdicts(
 
 
 def image_verdicts_of(
-    image_rows: pd.DataFrame, codes: ImageVerdictCodes
+    images: ImageSlots, codes: ImageVerdictCodes
 ) -> tuple[pd.DataFrame, ImageVerdictCodes]:
     """Each source's latest verdict on these images, with its ``role``, as a frame and as codes.
 
     Each verdict's image is found through its row number, so no id is hashed; in the codes
-    returned, ``image_rows`` is the image's place in ``image_rows``
-    (:meth:`~amvicc.store.ImageSlots.frame`). Verdicts on other images (superseded ones,
-    other models') are left out.
+    returned, ``image_rows`` is the image's place in ``images``. Verdicts on other images
+    (superseded ones, other models') are left out.
     """
-    rows = image_rows["image_row"].to_numpy()
+    rows = images.image_rows
     place = np.full(max(int(rows.max(initial=-1)), int(codes.image_rows.max(initial=-1))) + 1, -1)
     place[rows] = np.arange(len(rows))
     positions = place[codes.image_rows]
@@ -50,7 +49,7 @@ def image_verdicts_of(
     sources = np.asarray(coded.sources, dtype=object)
     verdicts = pd.DataFrame(
         {
-            "subject_id": _objects(image_rows["image_id"].to_numpy()[coded.image_rows]),
+            "subject_id": _objects(images.image_ids[coded.image_rows]),
             "source": _objects(sources[coded.source_codes]),
             "value": _objects(np.asarray(coded.values, dtype=object)[coded.value_codes]),
             "verdict_id": coded.verdict_ids,
