@@ -44,8 +44,13 @@ class Encoded:
 
     def names(self) -> list[str]:
         """The distinct strings, by number."""
-        values = self.uniques.to_pylist() if pa is not None else list(self.uniques)
+        values = list(self.uniques) if self._hashed else self.uniques.to_pylist()
         return [str(v) for v in values]
+
+    @property
+    def _hashed(self) -> bool:
+        """Whether pandas' hash table numbered the strings (else Arrow did)."""
+        return isinstance(self.uniques, pd.Index)
 
     def ranks(self) -> _Array:
         """Per element, its string's rank in sorted order (``pd.factorize(sort=True)``)."""
@@ -58,25 +63,27 @@ class Encoded:
 
     def number(self, name: str) -> int:
         """``name``'s number (-1: not among them)."""
-        if pa is not None:
-            found: int = pc.index(self.uniques, name).as_py()
-            return found
-        return int(self.uniques.get_indexer([name])[0])
+        if self._hashed:
+            return int(self.uniques.get_indexer([name])[0])
+        found: int = pc.index(self.uniques, name).as_py()
+        return found
 
     def find(self, column: pd.Series) -> _Array:
         """The number of each string of another column (-1: not among these)."""
-        if pa is None:
+        if self._hashed:
             return np.asarray(self.uniques.get_indexer(column.to_numpy(dtype=object)))
         return _numbers(pc.index_in(_arrow(column), value_set=self.uniques))
 
 
 def encode(column: pd.Series) -> Encoded:
-    """A column of strings as integer codes.
+    """A column of strings as integer codes, each distinct string numbered as first met.
 
-    Arrow hashes the strings in its own buffers, without a Python object per string; without
-    pyarrow, pandas' hash table gives the same codes.
+    A column of Python strings (``object``) is hashed by pandas, which reuses each string's
+    cached hash: twice as fast as copying them into Arrow. Arrow hashes a column of pandas'
+    Arrow-backed string type in its own buffers, without a Python object per string (and
+    without pyarrow, pandas' hash table gives the same codes).
     """
-    if pa is None:
+    if pa is None or column.dtype == object:
         codes, uniques = pd.factorize(column.to_numpy(dtype=object))
         return Encoded(codes.astype("int64"), pd.Index(uniques, dtype=object))
     encoded = _arrow(column).dictionary_encode()
@@ -84,9 +91,11 @@ def encode(column: pd.Series) -> Encoded:
 
 
 def count_strings(column: pd.Series) -> dict[str, int]:
-    """How many times each string occurs in a column (missing ones left out)."""
-    if pa is None:
-        return {str(k): int(n) for k, n in column.value_counts().items()}
+    """How many times each string occurs in a column (missing ones left out), as first met."""
+    if pa is None or column.dtype == object:
+        encoded = encode(column)
+        counts = np.bincount(encoded.codes[encoded.codes >= 0], minlength=len(encoded))
+        return dict(zip(encoded.names(), counts.tolist(), strict=True))
     return {
         str(found["values"]): int(found["counts"])
         for found in pc.value_counts(_arrow(column)).to_pylist()
