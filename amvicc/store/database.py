@@ -324,20 +324,47 @@ class Database:
         Raises:
             WorkspaceError: the database cannot be read, or a value is not what it should be.
         """
-        aggregates = "".join(f", group_concat(COALESCE({e}, -1))" for e in integers)
-        if ids is not None:
-            aggregates += f", group_concat({ids}, char(31))"
+        ((columns, named),) = self._bulk_column_sets([(integers, rest, params)], ids=ids)
+        return columns, named
+
+    def _bulk_column_sets(
+        self,
+        reads: Sequence[tuple[Sequence[str], str, Sequence[Any]]],
+        *,
+        ids: str | None = None,
+    ) -> list[tuple[list[np.ndarray], list[str]]]:
+        """Several :meth:`_bulk_columns` reads (``integers``, ``rest``, ``params``) at once.
+
+        In one statement, so that all of them see the workspace at one moment. ``ids`` goes
+        with the first.
+
+        Raises:
+            WorkspaceError: the database cannot be read, or a value is not what it should be.
+        """
+        selects = []
+        for number, (integers, rest, _) in enumerate(reads):
+            aggregates = "".join(f", group_concat(COALESCE({e}, -1))" for e in integers)
+            if ids is not None and number == 0:
+                aggregates += f", group_concat({ids}, char(31))"
+            selects.append(f"(SELECT count(*){aggregates} {rest})")
+        query = f"SELECT * FROM {', '.join(selects)}"
         try:
-            found = self.connection().execute(f"SELECT count(*){aggregates} {rest}", list(params))
-            count, *texts = found.fetchone()
+            row = self.connection().execute(query, [p for *_, ps in reads for p in ps]).fetchone()
         except sqlite3.Error as err:
             raise _translated(err, self.db_path) from err
-        columns = [_integers(text, int(count)) for text in texts[: len(integers)]]
-        parsed = [c for c in columns if c is not None]
-        named = texts[len(integers)].split("\x1f") if ids is not None and count else []
-        if len(parsed) < len(columns) or (ids is not None and len(named) != count):
-            raise WorkspaceError(f"{self.db_path}: a column read in bulk holds other values")
-        return parsed, named
+        out = []
+        for number, (integers, _, _) in enumerate(reads):
+            named_here = ids is not None and number == 0
+            width = 1 + len(integers) + named_here
+            count, *texts = row[:width]
+            row = row[width:]
+            columns = [_integers(text, int(count)) for text in texts[: len(integers)]]
+            parsed = [c for c in columns if c is not None]
+            named = texts[len(integers)].split("\x1f") if named_here and count else []
+            if len(parsed) < len(columns) or (named_here and len(named) != count):
+                raise WorkspaceError(f"{self.db_path}: a column read in bulk holds other values")
+            out.append((parsed, named))
+        return out
 
     def _tuples(self, query: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         """A query's rows as plain tuples (a third faster to fetch than sqlite3.Row)."""

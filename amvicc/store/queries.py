@@ -31,6 +31,7 @@ from amvicc.store.schema import ImageStatus, ImageVerdictValue
 from amvicc.store.sources import HUMAN_SOURCE_PREFIXES
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
 
 VerdictSubject = Literal["image", "response"]
@@ -455,22 +456,23 @@ class Queries(Database):
         """
         import numpy as np
 
-        sources = tuple(s for (s,) in self._tuples("SELECT DISTINCT source FROM verdicts", []))
+        # Source by source on the source index (a scan of it took a twentieth of a second).
+        sources = tuple(
+            s
+            for (s,) in self._tuples(
+                "WITH RECURSIVE found(source) AS (SELECT min(source) FROM verdicts UNION ALL "
+                "SELECT (SELECT min(source) FROM verdicts WHERE source > found.source) "
+                "FROM found WHERE found.source IS NOT NULL) "
+                "SELECT source FROM found WHERE source IS NOT NULL",
+                [],
+            )
+        )
         values = get_args(ImageVerdictValue)
         if not sources:  # no verdict at all (images generated, none rated yet)
             empty = np.zeros(0, dtype=np.int64)
             return ImageVerdictCodes(empty, empty, empty, empty, sources, values)
         columns = [
-            self._bulk_columns(
-                [
-                    "images.rowid",
-                    f"{_case('source', sources)} * {len(values)} + {_case('value', values)}",
-                    "verdict_id",
-                ],
-                "FROM verdicts JOIN images USING (image_id) "
-                "WHERE verdict_id > ? AND verdict_id <= ?",
-                [*sources, *values, low, low + VERDICTS_PER_READ],
-            )[0]
+            self._verdict_codes_between(sources, values, low, low + VERDICTS_PER_READ)
             for low in range(0, self.newest_verdict_id(), VERDICTS_PER_READ)
         ]
         image_rows, codes, verdict_ids = (np.concatenate(c) for c in zip(*columns, strict=True))
@@ -488,6 +490,53 @@ class Queries(Database):
             sources=sources,
             values=values,
         )
+
+    def _verdict_codes_between(
+        self, sources: tuple[str, ...], values: tuple[str, ...], low: int, high: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Image rows, source × value codes (-1: unknown) and ids of some image verdicts.
+
+        Those with ids in (``low``, ``high``]. Two passes rather than a join per verdict: each image looks its verdicts up on the
+        ``verdicts_image`` index, which holds their source and id (a third of the lookups,
+        none into the table), and one scan of the table gives the values, matched by id. In
+        one statement, so that both see the workspace at one moment. Two numbers go in one
+        (``a * width + b + 1``): fewer texts to write and parse.
+        """
+        import numpy as np
+
+        joined, valued = self._bulk_column_sets(
+            [
+                (
+                    [
+                        f"images.rowid * {len(sources) + 1} "
+                        f"+ COALESCE({_case('verdicts.source', sources)}, -1) + 1",
+                        "verdicts.verdict_id",
+                    ],
+                    "FROM images CROSS JOIN verdicts ON verdicts.image_id = images.image_id "
+                    "WHERE verdicts.verdict_id > ? AND verdicts.verdict_id <= ?",
+                    [*sources, low, high],
+                ),
+                (
+                    [
+                        f"verdict_id * {len(values) + 1} + COALESCE({_case('value', values)}, -1) + 1"
+                    ],
+                    "FROM verdicts WHERE image_id IS NOT NULL "
+                    "AND verdict_id > ? AND verdict_id <= ?",
+                    [*values, low, high],
+                ),
+            ]
+        )
+        (by_image, verdict_ids), (by_id,) = joined[0], valued[0]
+        image_rows, source_codes = np.divmod(by_image, len(sources) + 1)
+        valued_ids, value_codes = np.divmod(by_id, len(values) + 1)
+        # Each value by its verdict's id; a verdict the scan missed has none (-1).
+        value_by_id = np.zeros(high - low, dtype=np.int64)
+        value_by_id[valued_ids - low - 1] = value_codes
+        value = value_by_id[verdict_ids - low - 1] - 1
+        codes = np.where(
+            (source_codes > 0) & (value >= 0), (source_codes - 1) * len(values) + value, -1
+        )
+        return image_rows, codes, verdict_ids
 
     def current_response_slots(self, config_keys: Sequence[str], image_key: str) -> pd.DataFrame:
         """The current response of each slot of these configurations about one image.

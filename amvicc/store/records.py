@@ -45,8 +45,13 @@ def record_from_row(cls: type[RecordT], row: sqlite3.Row) -> RecordT:
 
     Columns the record does not have (e.g. a run's ``model`` joined in) are left out.
     """
-    names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
+    names = _FIELD_NAMES.get(cls)
+    if names is None:  # looked up once per class, not once per row read
+        names = _FIELD_NAMES[cls] = frozenset(f.name for f in fields(cls))  # type: ignore[arg-type]
     return cls(**{k: row[k] for k in row.keys() if k in names})  # noqa: SIM118 (Row iterates values)
+
+
+_FIELD_NAMES: dict[type[Any], frozenset[str]] = {}
 
 
 @dataclass(frozen=True)
