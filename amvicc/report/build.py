@@ -234,6 +234,11 @@ def _prerender_meanwhile(
             part.pending = frozenset()
 
 
+#: Apart sections that sections of the first process need (the first screen's cross-modal line
+#: and the blind spots read the concordance): the second process computes them first.
+WAITED_FOR = ("concordance",)
+
+
 def _apart(
     chosen: list[Section], options: ReportOptions, parts: tuple[Part, Part]
 ) -> list[tuple[int, str]]:
@@ -247,8 +252,14 @@ def _apart(
     if not second_process_pays(options.processes, items):
         return []
     # The real models' first: the first process takes over from the back, where the
-    # smoke-test models' small sections are.
-    return [(index, s.key) for index in (0, 1) for s in chosen if s.apart]
+    # smoke-test models' small sections are. In each part, those the first waits for first.
+    return [
+        (index, s.key)
+        for index in (0, 1)
+        for first in (True, False)
+        for s in chosen
+        if s.apart and (s.key in WAITED_FOR) == first
+    ]
 
 
 def prepare(

@@ -94,19 +94,30 @@ def to_csv(
 ) -> str:
     """The CSV of these row blocks (:data:`ROW_COLUMNS`), in order.
 
-    Formatted column by column: a report of fifty models has tens of thousands of comparison
-    rows. ``value`` has 6 decimals (empty when nothing was counted). ``excel_safe`` prefixes
-    model and catalogue names that a spreadsheet would run as a formula (``=...``) with ``'``
-    (see :func:`amvicc.catalogue.csvtext.excel_safe`).
+    ``value`` has 6 decimals (empty when nothing was counted). ``excel_safe`` prefixes model
+    and catalogue names that a spreadsheet would run as a formula (``=...``) with ``'`` (see
+    :func:`amvicc.catalogue.csvtext.excel_safe`).
     """
-    columns = (
-        CSV_COLUMNS
-        + (INTERVAL_COLUMNS if intervals else ())
-        + CONDITION_COLUMNS
-        + CATALOGUE_COLUMNS
+    return csv_header(intervals=intervals) + "".join(
+        csv_lines(p, intervals=intervals, excel_safe=excel_safe) for p in parts
     )
-    kept = [p[ROW_COLUMNS] for p in parts if not p.empty]
-    rows = pd.concat(kept, ignore_index=True) if kept else empty_rows()
+
+
+def csv_header(*, intervals: bool) -> str:
+    """The CSV's first line (with its line end)."""
+    return ",".join(_quoted(list(_csv_columns(intervals)))) + "\n"
+
+
+def csv_lines(rows: pd.DataFrame, *, intervals: bool, excel_safe: bool) -> str:
+    """One block of rows as lines of the CSV (each with its line end; "" for none).
+
+    Each cell is written alone, so a report writes its blocks apart (each process those of
+    its sections) and joins them. Formatted column by column: a report of fifty models has
+    tens of thousands of comparison rows.
+    """
+    if rows.empty:
+        return ""
+    rows = rows[ROW_COLUMNS]
     cells = {
         "model": _text(rows["model"], excel_safe),
         "modality": rows["modality"].astype(str).tolist(),
@@ -117,15 +128,25 @@ def to_csv(
         "total": _formatted(rows["total"], "{:.0f}"),
         "ci_low": _formatted(rows["ci_low"], "{:.6f}"),
         "ci_high": _formatted(rows["ci_high"], "{:.6f}"),
-        "condition": rows["condition"].fillna("").astype(str).tolist(),
+        # as objects: a block's column of NaN only is float, which takes no "" in place of NaN
+        "condition": rows["condition"].astype(object).fillna("").astype(str).tolist(),
         "p_value": _formatted(rows["p_value"], "{:.6g}"),
         "p_adjusted": _formatted(rows["p_adjusted"], "{:.6g}"),
-        "catalogue": _text(rows["catalogue"].fillna(""), excel_safe),
+        "catalogue": _text(rows["catalogue"].astype(object).fillna(""), excel_safe),
     }
     for name in _TEXT_COLUMNS:
         cells[name] = _quoted(cells[name])
-    body = map(",".join, zip(*(cells[name] for name in columns), strict=True))
-    return "\n".join([",".join(_quoted(list(columns))), *body]) + "\n"
+    lines = map(",".join, zip(*(cells[name] for name in _csv_columns(intervals)), strict=True))
+    return "\n".join(lines) + "\n"
+
+
+def _csv_columns(intervals: bool) -> tuple[str, ...]:
+    return (
+        CSV_COLUMNS
+        + (INTERVAL_COLUMNS if intervals else ())
+        + CONDITION_COLUMNS
+        + CATALOGUE_COLUMNS
+    )
 
 
 #: The columns that hold text, which the CSV quotes where it must (numbers never need it).

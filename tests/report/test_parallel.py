@@ -16,6 +16,7 @@ import pytest
 
 from amvicc.errors import UserError
 from amvicc.report import ReportOptions, build_report, collect_items, parallel, render, run_report
+from amvicc.report.build import WAITED_FOR
 from amvicc.report.early import READ_AHEAD, EarlyReads, early_reads
 from amvicc.report.items import decide_items, select
 from amvicc.report.options import ReportFormat
@@ -81,6 +82,18 @@ def _patch(monkeypatch: pytest.MonkeyPatch, key: str, compute: Any) -> None:
     monkeypatch.setitem(SECTION_BY_KEY, key, replace(SECTION_BY_KEY[key], compute=compute))
 
 
+def _no_take_over(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Let the child compute every apart section: the first process, its own sections done,
+    would otherwise take over those the child has not started (on a small workspace, often).
+    """
+    claim = parallel.Claims.claim
+
+    def child_only(self: parallel.Claims, position: int, who: int) -> bool:
+        return who == parallel.Claims.CHILD and claim(self, position, who)
+
+    monkeypatch.setattr(parallel.Claims, "claim", child_only)
+
+
 def _dies_in_a_child(function: Any) -> Any:
     """``function``, except in a forked child, which it ends (as if killed for memory)."""
     parent = os.getpid()
@@ -139,6 +152,7 @@ def test_sections_apart_are_computed_in_the_child(
 
             _patch(monkeypatch, section.key, watched)
     assert {s.key for s in SECTIONS if s.apart} >= {"concordance", "explorer"}
+    _no_take_over(monkeypatch)
     text = _report(workspace, fmt, processes=2)
     assert "concordance" in text
     assert computed_here == []
@@ -184,7 +198,8 @@ def test_the_first_process_takes_over_what_a_slow_child_has_not_started(
                 return compute(part)
 
             _patch(monkeypatch, section.key, watched)
-    apart = [s.key for s in SECTIONS if s.apart]
+    # In the child's order: those the first process waits for first.
+    apart = sorted((s.key for s in SECTIONS if s.apart), key=lambda k: k not in WAITED_FOR)
     first_key = apart[0]
     caplog.set_level("DEBUG", logger="amvicc.report.parallel")
     assert _report(workspace, "html", processes=2) == alone
@@ -248,6 +263,7 @@ def test_the_child_renders_the_sections_it_computes(
     alone = _report(workspace, fmt, processes=1)
     here_alone = list(rendered_here)
     rendered_here.clear()
+    _no_take_over(monkeypatch)
     assert _report(workspace, fmt, processes=2) == alone
     apart = {s.key for s in SECTIONS if s.apart}
     if fmt == "html":

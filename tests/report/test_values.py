@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from amvicc.report.rows import ROW_COLUMNS, row_frame, to_csv
+from amvicc.report.rows import ROW_COLUMNS, empty_rows, row_frame, to_csv
 from amvicc.report.values import json_text, records
 
 
@@ -120,6 +120,42 @@ def test_csv_quotes_text_as_the_csv_module_and_formats_each_number() -> None:
     )
     assert text == expected.getvalue()
     assert to_csv([rows], intervals=False, excel_safe=True).splitlines()[-1].startswith("'=1+1,")
+
+
+@pytest.mark.filterwarnings("error")  # pandas warns of filling a float column with ""
+def test_csv_blocks_written_apart_read_as_all_rows_written_at_once() -> None:
+    # Each process writes the lines of its own sections' blocks; joined, they must be what
+    # writing every row together gives, whatever each block's column types (a block of
+    # counts as int64 beside one with NaN, a condition or catalogue column of NaN only).
+    counts = row_frame(
+        model=["a", "b"],
+        modality="vlm",
+        category="all",
+        metric="individual",
+        value=[0.25, 1.0],
+        correct=np.array([1, 4]),
+        total=np.array([4, 4]),
+        condition="",
+        catalogue="MMVP",
+    )
+    gaps = row_frame(
+        model=["c", "d,e"],
+        modality="igm",
+        category=["tx", "all"],
+        metric="pair",
+        value=[np.nan, 0.5],
+        correct=[np.nan, 1.0],
+        total=[0.0, 2.0],
+        ci_low=[np.nan, 0.1],
+        ci_high=[np.nan, 0.9],
+        p_value=[0.0123456789, np.nan],
+    )
+    for intervals in (True, False):
+        apart = to_csv([counts, gaps], intervals=intervals)
+        together = to_csv([pd.concat([counts, gaps], ignore_index=True)], intervals=intervals)
+        assert apart == together
+        assert apart.count("\n") == 5
+    assert to_csv([], intervals=True) == to_csv([empty_rows()], intervals=True)
 
 
 def test_templates_read_dict_keys_as_jinja_does() -> None:

@@ -127,4 +127,5 @@ SECTION = Section(
     document=lambda table: {"analyses": {"comparisons": records(table)}},
     view=_view,
     exports={"analyses.comparisons": lambda part: part["comparisons"]},
+    apart=True,
 )

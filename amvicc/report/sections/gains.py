@@ -113,4 +113,5 @@ SECTION = Section(
         "analyses.gains": lambda part: None if part["gains"] is None else part["gains"].table,
         "analyses.pair_gains": lambda part: None if part["gains"] is None else part["gains"].pairs,
     },
+    apart=True,
 )
