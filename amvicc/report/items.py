@@ -158,10 +158,10 @@ class Items:
         smoke_subjects = pd.Index(self.frame.loc[smoke_rows, "subject_id"])
         image_rows = self.image_verdict_rows()
         masks = [
-            verdicts["subject_id"].isin(smoke_subjects).to_numpy()
-            if image_rows is None or verdicts is self.response_verdicts
-            else _taken_or_false(smoke_rows.to_numpy(), image_rows)
-            for verdicts in (self.image_verdicts, self.response_verdicts)
+            self.image_verdicts["subject_id"].isin(smoke_subjects).to_numpy()
+            if image_rows is None
+            else np.append(smoke_rows.to_numpy(), False)[image_rows],  # row -1: no item
+            self.response_verdicts["subject_id"].isin(smoke_subjects).to_numpy(),
         ]
         dropped = [
             verdicts["source"].isin(drop_sources).to_numpy()
@@ -192,14 +192,6 @@ class Items:
                 )
             )
         return parts[0], parts[1]
-
-
-def _taken_or_false(flags: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """``flags[rows]``, False where a row is -1 (none)."""
-    taken = np.zeros(len(rows), dtype=bool)
-    found = rows >= 0
-    taken[found] = flags[rows[found]]
-    return taken
 
 
 @dataclass(frozen=True)

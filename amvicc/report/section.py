@@ -246,7 +246,8 @@ class Part:
             # not need these, and the first may have other sections to compute meanwhile.
             waited = self.ahead.waited
             self.shared.update(self.ahead.read_before())
-            self.clock.seconds["ahead.wait"] = self.ahead.waited - waited
+            if self.ahead.waited > waited:
+                self.clock.seconds["ahead.wait"] = self.ahead.waited - waited
         if name not in self.shared:
             self.shared[name] = SHARED_READS[name](self.store)
         return self.shared[name]

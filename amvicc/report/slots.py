@@ -88,19 +88,17 @@ def decide_images(
             the votes are counted on integers (hashing 32-character ids was the cost).
     """
     mask = (frame["modality"] == "igm").to_numpy()
-    count = max(int(row.max(initial=-1)), int(codes.image_rows.max(initial=-1))) + 1
     if basis == HUMAN_VERDICTS:
+        count = max(int(row.max(initial=-1)), int(codes.image_rows.max(initial=-1))) + 1
         value, rated = human_image_decisions(codes, count)
-        have = row >= 0
-        slot_value = np.full(len(row), None, dtype=object)
-        slot_value[have] = value[row[have]]
-        slot_rated = np.zeros(len(row), dtype=bool)
-        slot_rated[have] = rated[row[have]]
-        _fill_image_outcomes(frame, mask, slot_value, slot_rated)
+        # row -1 (no image) takes the value appended: none, not rated
+        _fill_image_outcomes(
+            frame, mask, np.append(value, [None])[row], np.append(rated, False)[row]
+        )
         return
     decided = image_values(verdicts.assign(subject_id=codes.image_rows), basis)
     decided.index = decided.index.astype(np.int64)
-    apply_image_outcomes(frame, frame["modality"] == "igm", decided, keys=row)
+    apply_image_outcomes(frame, mask, decided, keys=row)
 
 
 def _image_grid(entries: list[ModelEntry], questions: pd.DataFrame) -> pd.DataFrame:
@@ -193,7 +191,7 @@ _IMAGE_REASONS = ["", "not_generated", "failed", "refused", "not_rated", "unreso
 
 def apply_image_outcomes(
     frame: pd.DataFrame,
-    rows: pd.Series,
+    rows: pd.Series | np.ndarray,
     decided: pd.DataFrame,
     keys: np.ndarray | None = None,
 ) -> None:

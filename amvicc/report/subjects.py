@@ -204,8 +204,7 @@ def _coded(
     source = encode(verdicts["source"])
     value = encode(verdicts["value"])
     if numbers is not None and rows is not None:
-        subject = np.full(len(rows), -1, dtype="int64")
-        subject[rows >= 0] = numbers[rows[rows >= 0]]
+        subject = np.append(numbers, -1)[rows]  # row -1 (no item): no subject
     else:
         subject = _unblank(ids.find(verdicts["subject_id"]), blank)
     return CodedVerdicts(

@@ -496,11 +496,12 @@ class Queries(Database):
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Image rows, source × value codes (-1: unknown) and ids of some image verdicts.
 
-        Those with ids in (``low``, ``high``]. Two passes rather than a join per verdict: each image looks its verdicts up on the
-        ``verdicts_image`` index, which holds their source and id (a third of the lookups,
-        none into the table), and one scan of the table gives the values, matched by id. In
-        one statement, so that both see the workspace at one moment. Two numbers go in one
-        (``a * width + b + 1``): fewer texts to write and parse.
+        Those with ids in (``low``, ``high``]. Two passes rather than a join per verdict:
+        each image looks its verdicts up on the ``verdicts_image`` index, which holds their
+        source and id (a third of the lookups, none into the table), and one scan of the table
+        gives the values, matched by id. In one statement, so that both see the workspace at
+        one moment. Two numbers go in one (``a * width + b + 1``): fewer texts to write and
+        parse.
         """
         import numpy as np
 
