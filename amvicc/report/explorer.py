@@ -97,7 +97,9 @@ def explorer_data(
     passes = _model_passes(outcomes)
     pooled = {m: _pooled(outcomes, m) for m in ("vlm", "igm")}
     thumbs = _Thumbnails(store)
-    inputs = _input_images(store, items.frame[first], thumbs)
+    inputs = _input_images(
+        store, items.frame.loc[first, ["modality", "subject_id", "question_index"]], thumbs
+    )
     sources, verdicts = _verdicts(items, first)
     cells = _cells(store, items, first, thumbs, verdicts, read_paths or store.stored_image_paths)
     pairs = []
@@ -284,7 +286,7 @@ def _cells(
     chosen = np.flatnonzero(first)
 
     def column(name: str) -> np.ndarray[Any, Any]:
-        return frame[name].to_numpy(dtype=object)[chosen]
+        return frame[name].take(chosen).to_numpy(dtype=object)
 
     outcome = np.array([OUTCOME_CODES.get(o, "m") for o in column("outcome").tolist()])
     reason = pd.Series(column("reason"), dtype=object).fillna("").to_numpy(dtype=object)
