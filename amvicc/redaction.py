@@ -10,8 +10,9 @@ A server can also send a key back: an error body (401, 500) that repeats the req
 ``Authorization`` header. Every key amvicc reads from the environment is remembered
 (:func:`remember_secret`), and :func:`redact_text` / :func:`redact_bytes` replace it, and any
 ``Bearer``/``Basic`` credential, wherever it appears: in error messages, stored bodies and
-printed lines. A server may echo the key encoded: URL-quoted, JSON-escaped or in base64 (of
-the key, or of the whole ``Bearer`` header), so those forms are remembered with it.
+printed lines. A server may echo the key encoded: URL-quoted, JSON-escaped (a character or
+every character) or in base64 (of the key, or of the whole ``Bearer`` header, wherever it
+starts in a longer text), so those forms are remembered with it.
 """
 
 from __future__ import annotations
@@ -143,18 +144,25 @@ def remember_secret(value: str | None) -> None:
 
 
 def _echoed_forms(value: str) -> set[str]:
-    """The forms a server may echo a key in: as sent, URL-quoted, JSON-escaped, base64.
+    r"""The forms a server may echo a key in: as sent, URL-quoted, JSON-escaped, base64.
 
-    Base64 of a text that starts with the key (or with ``Bearer <key>``) begins with the same
-    characters whatever follows, up to the last whole 3-byte group: that prefix is remembered.
+    JSON may escape every character (``\u0073\u006b...``). Base64 of a text holding the key
+    (or ``Bearer <key>``) shows it as one of three runs of characters, by where the key
+    starts in the text's 3-byte groups: each run is remembered, from the first character made
+    of the key's bytes alone to the last whole group.
     """
     escaped = json.dumps(value)[1:-1]
     forms = {value, quote(value, safe=""), quote_plus(value), escaped, escaped.replace("/", "\\/")}
+    for hex_digits in ("{:04x}", "{:04X}"):
+        forms.add("".join("\\u" + hex_digits.format(ord(c)) for c in value))
     for text in (value, f"Bearer {value}"):
-        data = text.encode()
-        whole = data[: len(data) - len(data) % 3]
-        forms.add(base64.b64encode(whole).decode())
-        forms.add(base64.urlsafe_b64encode(whole).decode())
+        for shift in range(3):
+            data = bytes(shift) + text.encode()  # the key after ``shift`` bytes of a group
+            whole = data[: len(data) - len(data) % 3]
+            # a character is the key's alone from the first one after the shifted bytes' bits
+            first = 0 if shift == 0 else shift + 1
+            forms.add(base64.b64encode(whole).decode()[first:])
+            forms.add(base64.urlsafe_b64encode(whole).decode()[first:])
     return forms
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from amvicc.cli import main
 from amvicc.redaction import (
+    REDACTED,
     is_secret_name,
     redact_bytes,
     redact_command,
@@ -143,3 +144,42 @@ def test_a_key_echoed_encoded_is_redacted_too() -> None:
     assert redact_text("an ordinary reply: the bird faces left") == (
         "an ordinary reply: the bird faces left"
     )
+
+
+@pytest.mark.parametrize("before", [b"", b"x", b"xy", b"Authorization: ", b'{"h": "Bearer '])
+@pytest.mark.parametrize("urlsafe", [False, True])
+def test_a_key_in_base64_is_redacted_wherever_it_starts_in_a_group(
+    before: bytes, urlsafe: bool
+) -> None:
+    """Base64 of a longer text shows the key differently by where it starts in a 3-byte group."""
+    import base64
+
+    key = "sk-shifted/base64+key-0123456789"
+    remember_secret(key)
+    encode = base64.urlsafe_b64encode if urlsafe else base64.b64encode
+    blob = encode(before + key.encode() + b'", "x": 1}').decode()
+    redacted = redact_text(f"echo: {blob}")
+    assert REDACTED in redacted
+    # Left of the marker: only characters that hold bits of the text before the key (and at
+    # most one group of the key's own); right of it, the rest of the last group and what
+    # followed. Decoding either side gives back no run of the key's bytes.
+    left, _, right = redacted.removeprefix("echo: ").partition(REDACTED)
+    assert len(left) <= 4 * (len(before) // 3) + 3
+    assert len(right) <= 4 + len(encode(b'", "x": 1}'))
+    for side in (left, right):
+        for start in range(4):
+            piece = side[start:]
+            piece = piece[: len(piece) - len(piece) % 4]
+            try:
+                decoded = base64.b64decode(piece.replace("-", "+").replace("_", "/"))
+            except ValueError:
+                continue
+            assert b"base64+key" not in decoded and b"0123456789" not in decoded
+
+
+def test_a_key_json_escaped_character_by_character_is_redacted() -> None:
+    key = "sk-every-char-escaped-0123"
+    remember_secret(key)
+    for digits in ("{:04x}", "{:04X}"):
+        escaped = "".join("\\u" + digits.format(ord(c)) for c in key)
+        assert redact_text(f'{{"key": "{escaped}"}}') == f'{{"key": "{REDACTED}"}}'
