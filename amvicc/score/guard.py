@@ -6,7 +6,8 @@
 - **Anonymous requests, with a login**: only what the login page needs is served before a
   rater signs in (the page itself, its scripts, styles and icons, the login and logout routes);
   every other route, Gradio's included (``/gradio_api/cancel``, ``/reset``, ``/heartbeat/*``,
-  ``/queue/data``, ``/user``...), answers 401.
+  ``/queue/data``, ``/user``...), answers 401. Gradio's ``startup-events``, which its launch
+  calls on itself, is open to the server's own host only.
 - **Uploads**: the app takes no file from a rater, so upload routes answer 403 whatever their
   size (Gradio's own ``max_file_size`` is set tiny as well).
 - **Password guessing**: failed logins from one address are slowed down: after a few, each
@@ -18,6 +19,7 @@
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import re
 import threading
 import time
@@ -39,12 +41,14 @@ FORGET_AFTER_S = 900.0
 MAX_TARGET_BYTES = 8 << 10
 MAX_HEADER_BYTES = 8 << 10
 MAX_HEADERS_BYTES = 16 << 10
-# What the login page loads before anyone signs in: the page, its assets, the login itself;
-# and startup-events, which Gradio's launch calls on itself (it answers true once, then false).
+# What the login page loads before anyone signs in: the page, its assets, the login itself.
 OPEN_BEFORE_LOGIN = re.compile(
     r"^/(|login/?|logout/?|favicon\.ico|manifest\.json|robots\.txt|(gradio_api/)?theme\.css"
-    r"|pwa_icon(/\d+)?|(assets|static|svelte)/.+|gradio_api/startup-events)$"
+    r"|pwa_icon(/\d+)?|(assets|static|svelte)/.+)$"
 )
+# Gradio's launch calls this on itself, from the server's own host, before anyone signs in
+# (it runs the app's startup events once); nobody else needs it.
+STARTUP_EVENTS = "/gradio_api/startup-events"
 
 
 @dataclass
@@ -183,9 +187,22 @@ class RequestGuard:
 
     def _open(self, scope: Scope) -> bool:
         """Whether a request may pass with this app's login: signed in, or the login page's."""
-        if scope["type"] == "http" and OPEN_BEFORE_LOGIN.match(str(scope.get("path", ""))):
+        path = str(scope.get("path", ""))
+        if scope["type"] == "http" and OPEN_BEFORE_LOGIN.match(path):
+            return True
+        if scope["type"] == "http" and path == STARTUP_EVENTS and _from_own_host(scope):
             return True
         return signed_in_user(HTTPConnection(scope)) is not None
+
+
+def _from_own_host(scope: Scope) -> bool:
+    """Whether a request comes from the server's own host: a loopback or the served address."""
+    client = (scope.get("client") or ("", 0))[0]
+    server = (scope.get("server") or ("", 0))[0]
+    try:
+        return ipaddress.ip_address(client).is_loopback or client == server
+    except ValueError:  # not an address (a Unix socket's peer): not the launch's own call
+        return False
 
 
 _REASONS = {

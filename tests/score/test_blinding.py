@@ -4,6 +4,7 @@ at once."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import struct
 import time
@@ -21,6 +22,7 @@ from starlette.requests import Request
 from amvicc.catalogue import Catalogue
 from amvicc.score.app import ScoringApp
 from amvicc.score.desk import ScoringDesk
+from amvicc.score.guard import RequestGuard
 from amvicc.score.server import ScoringServer, serve
 
 SECRETS = ("secret-model-xyz", "https://api.example.test/v1", "config-key-0123", "Canon EOS")
@@ -177,6 +179,41 @@ def test_routes_not_needed_before_login_answer_401(
         response = anonymous.request(method, login_server.url + route)
     assert response.status_code == 401, (route, response.status_code, response.text[:200])
     assert time.monotonic() - started < 4
+
+
+@pytest.mark.parametrize(
+    ("client", "server", "status"),
+    [
+        ("127.0.0.1", "127.0.0.1", 200),  # launch on localhost (0.0.0.0 is called as this)
+        ("::1", "::1", 200),
+        ("10.1.2.3", "10.1.2.3", 200),  # launch on a given address calls itself there
+        ("10.9.9.9", "10.1.2.3", 401),  # anyone else, before signing in
+        ("", "10.1.2.3", 401),
+    ],
+)
+def test_startup_events_are_open_to_the_servers_own_host_only(
+    client: str, server: str, status: int
+) -> None:
+    """Gradio's launch calls ``startup-events`` on itself before anyone signs in."""
+
+    async def gradio(scope: Any, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"true"})
+
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b""}
+
+    path = "/gradio_api/startup-events"
+    scope = {"type": "http", "method": "GET", "path": path, "raw_path": path.encode(),
+             "query_string": b"", "headers": [], "client": (client, 50_000),
+             "server": (server, 7860)}  # fmt: skip
+    asyncio.run(RequestGuard(gradio, login=True)(scope, receive, send))
+    assert sent[0]["status"] == status
 
 
 def test_the_login_page_still_loads_and_signs_in(login_server: ScoringServer) -> None:
