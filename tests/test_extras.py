@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+import os
 import subprocess
 import sys
 import tomllib
@@ -14,6 +16,7 @@ from packaging.version import Version
 
 from amvicc import extras
 from amvicc.cli import main
+from amvicc.cli.main import broken_install
 from amvicc.extras import EXTRAS, MissingExtra, missing_modules, require_extra
 from amvicc.store import Store
 
@@ -125,3 +128,55 @@ def test_the_core_runs_with_the_extras_hidden() -> None:
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "the core install holds" in done.stdout
+
+
+# --- an installed package that cannot be imported ---------------------------------------------
+
+
+def test_an_installed_package_that_fails_to_import_is_one_line(tmp_path: Path) -> None:
+    """``datasets`` installed beside a pyarrow built for NumPy 2, under NumPy 1 (as uv's
+    lowest resolution once left it): exit 2, one line naming both packages and the fix."""
+    site = tmp_path / "site-packages"
+    (site / "datasets").mkdir(parents=True)
+    (site / "datasets" / "__init__.py").write_text("from .arrow_dataset import Dataset\n")
+    (site / "datasets" / "arrow_dataset.py").write_text("import pyarrow\n")
+    (site / "pyarrow").mkdir()
+    (site / "pyarrow" / "__init__.py").write_text(
+        "raise ImportError('pyarrow requires NumPy 2.0 or newer, found 1.26.4')\n"
+    )
+    with Store(tmp_path / "ws"):
+        pass
+    export = ["export", "--store", str(tmp_path / "ws"), "--out", str(tmp_path / "out")]
+    done = subprocess.run(
+        [sys.executable, "-m", "amvicc", *export],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(REPO)])},
+    )
+    assert done.returncode == 2, done.stderr
+    # (an empty workspace's warning about its results table may come first)
+    assert done.stderr.splitlines()[-1:] == [
+        "amvicc export: error: cannot import datasets → pyarrow: pyarrow requires NumPy 2.0 or "
+        "newer, found 1.26.4 (an installed package is broken or does not match the others: "
+        "`pip check` names it; reinstalling or upgrading it fixes it)"
+    ]
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_missing_module_amvicc_imports_itself_is_named() -> None:
+    with pytest.raises(ImportError) as raised:
+        import amvicc_test_absent_library  # type: ignore[import-not-found]  # noqa: F401
+    assert (broken_install(raised.value) or "").startswith(
+        "cannot import amvicc_test_absent_library: No module named"
+    )
+
+
+def test_amvicc_s_own_import_errors_keep_their_traceback() -> None:
+    """A broken import inside amvicc is a bug to report, not the environment's."""
+    with pytest.raises(ImportError) as raised:
+        importlib.import_module("amvicc.no_such_module")
+    assert broken_install(raised.value) is None
+    with pytest.raises(ImportError) as raised:
+        exec("from amvicc.store import no_such_name", {})
+    assert broken_install(raised.value) is None

@@ -3,7 +3,7 @@
 Verbs register themselves with :func:`~amvicc.cli.registry.verb` in light modules of this package
 (argument definitions only; heavy libraries are imported when the verb runs), one module per
 verb, named as the verb. A :class:`~amvicc.errors.UserError` becomes one line
-on stderr and exit status 2.
+on stderr and exit status 2, as does an installed package that fails to import.
 """
 
 from __future__ import annotations
@@ -14,8 +14,10 @@ import logging
 import os
 import shlex
 import sys
+import traceback
 from collections.abc import Callable, Sequence
 from contextlib import suppress
+from pathlib import Path
 from typing import NoReturn
 
 from amvicc import __version__
@@ -154,6 +156,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 128 + stop.signal_number if isinstance(stop, Terminated) else 130
+    except ImportError as err:
+        broken = broken_install(err)
+        if broken is None:
+            raise
+        logging.getLogger(__name__).debug("the import that failed", exc_info=err)
+        print(f"amvicc {name}: error: {redact_text(broken)}", file=sys.stderr)
+        return 2
     except BrokenPipeError:
         # The reader went away (e.g. `| head`); exit quietly as Unix tools do.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -167,6 +176,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"amvicc {name}: error: cannot use{where}: {err.strerror}", file=sys.stderr)
         return 2
     return status
+
+
+def broken_install(err: ImportError) -> str | None:
+    """One line for an installed package that cannot be imported; None for amvicc's own error.
+
+    A package can be installed and still fail to import: a wheel that needs another NumPy
+    (pyarrow's "requires NumPy 2.0 or newer"), a half-finished upgrade, a dependency of it
+    missing. That is the environment's, not amvicc's: the line names the package amvicc
+    imported and the one that failed, and what to do. (A missing extra never gets here:
+    :func:`amvicc.extras.require_extra` names it first.)
+    """
+    packages = []
+    for frame in traceback.extract_tb(err.__traceback__):
+        parts = Path(frame.filename).parts
+        for folder in ("site-packages", "dist-packages"):
+            if folder in parts[:-1]:
+                top = parts[parts.index(folder) + 1].removesuffix(".py")
+                if top != "amvicc" and top not in packages:
+                    packages.append(top)
+    if not packages:
+        named = (err.name or "").split(".")[0]
+        if not named or named == "amvicc":
+            return None
+        packages = [named]
+    chain = " → ".join(dict.fromkeys([packages[0], packages[-1]]))
+    return (
+        f"cannot import {chain}: {err} (an installed package is broken or does not match the "
+        "others: `pip check` names it; reinstalling or upgrading it fixes it)"
+    )
 
 
 # Errors of the machine's files, not of amvicc: a full disk, a read-only or forbidden path.
