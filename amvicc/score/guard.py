@@ -200,9 +200,12 @@ def _from_own_host(scope: Scope) -> bool:
     client = (scope.get("client") or ("", 0))[0]
     server = (scope.get("server") or ("", 0))[0]
     try:
-        return ipaddress.ip_address(client).is_loopback or client == server
+        address = ipaddress.ip_address(client)
     except ValueError:  # not an address (a Unix socket's peer): not the launch's own call
         return False
+    # ::ffff:127.0.0.1, an IPv4 client of a dual-stack socket, is a loopback too
+    mapped = getattr(address, "ipv4_mapped", None)
+    return (mapped or address).is_loopback or client == server
 
 
 _REASONS = {

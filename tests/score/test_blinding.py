@@ -186,6 +186,7 @@ def test_routes_not_needed_before_login_answer_401(
     [
         ("127.0.0.1", "127.0.0.1", 200),  # launch on localhost (0.0.0.0 is called as this)
         ("::1", "::1", 200),
+        ("::ffff:127.0.0.1", "::", 200),  # IPv4 loopback through a dual-stack socket
         ("10.1.2.3", "10.1.2.3", 200),  # launch on a given address calls itself there
         ("10.9.9.9", "10.1.2.3", 401),  # anyone else, before signing in
         ("", "10.1.2.3", 401),
