@@ -304,6 +304,10 @@ def _handler_for(fake: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length)
+            if len(raw) < length:
+                # The client went away mid-body (killed): no request arrived, none is recorded.
+                self.close_connection = True
+                return
             body = fake._parse(self, raw)
             if body is None:
                 return

@@ -138,7 +138,12 @@ def _handler_for(fake: FakeStabilityServer) -> type[BaseHTTPRequestHandler]:
             """Silence the per-request log lines."""
 
         def do_POST(self) -> None:
-            raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length)
+            if len(raw) < length:
+                # The client went away mid-body (killed): no request arrived, none is recorded.
+                self.close_connection = True
+                return
             route = self.path.removeprefix(PATH)
             if not self.path.startswith(PATH) or route not in ROUTES:
                 self._error(404, "not_found", f"no route {self.path}")

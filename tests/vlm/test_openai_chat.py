@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import socket
 from typing import Any
 
+import httpx
 import pytest
 
 from amvicc.api import ApiSettings
@@ -163,3 +165,23 @@ def test_a_conversation_goes_as_chat_messages() -> None:
     assert reply.request["image_sha256"] == EncodedImage.from_bytes(image_bytes(5)).sha256
     with pytest.raises(ValueError, match="must end with a user message"):
         asyncio.run(vlm.converse(turns[:2]))
+
+
+def test_a_request_cut_off_mid_body_is_not_recorded() -> None:
+    """A client killed while sending leaves no request behind, as on a real server.
+
+    The fake read the missing body as empty and recorded ``{}`` (a flaky KeyError in the
+    killed-challenge test).
+    """
+    with FakeOpenAIServer() as fake:
+        port = int(fake.root.rsplit(":", 1)[1])
+        body = json.dumps({"model": "fake", "messages": [{"role": "user", "content": "hi"}]})
+        head = (
+            "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+        )
+        with socket.create_connection(("127.0.0.1", port)) as cut:
+            cut.sendall(head.encode())  # killed before its first byte of body
+        whole = httpx.post(f"{fake.url}/chat/completions", content=body, timeout=10)
+        assert whole.status_code == 200
+        assert [len(r.body["messages"]) for r in fake.requests] == [1]
