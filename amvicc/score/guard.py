@@ -187,11 +187,10 @@ class RequestGuard:
 
     def _open(self, scope: Scope) -> bool:
         """Whether a request may pass with this app's login: signed in, or the login page's."""
-        path = str(scope.get("path", ""))
-        if scope["type"] == "http" and OPEN_BEFORE_LOGIN.match(path):
-            return True
-        if scope["type"] == "http" and path == STARTUP_EVENTS and _from_own_host(scope):
-            return True
+        if scope["type"] == "http":
+            path = str(scope.get("path", ""))
+            if OPEN_BEFORE_LOGIN.match(path) or (path == STARTUP_EVENTS and _from_own_host(scope)):
+                return True
         return signed_in_user(HTTPConnection(scope)) is not None
 
 

@@ -288,6 +288,20 @@ class _Server(ThreadingHTTPServer):
             super().handle_error(request, client_address)  # type: ignore[arg-type]
 
 
+def read_body(handler: BaseHTTPRequestHandler) -> bytes | None:
+    """A request's body; None when its client went away before sending all of it (killed).
+
+    Such a request never arrived, as on a real server: it is not recorded, and the connection
+    is closed.
+    """
+    length = int(handler.headers.get("Content-Length") or 0)
+    raw = handler.rfile.read(length)
+    if len(raw) < length:
+        handler.close_connection = True
+        return None
+    return raw
+
+
 def _handler_for(fake: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive
@@ -302,11 +316,8 @@ def _handler_for(fake: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 self._json(404, {"error": {"message": f"no route {self.path}"}})
 
         def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length)
-            if len(raw) < length:
-                # The client went away mid-body (killed): no request arrived, none is recorded.
-                self.close_connection = True
+            raw = read_body(self)
+            if raw is None:
                 return
             body = fake._parse(self, raw)
             if body is None:

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from amvicc.testing.fake_openai import Fault, RecordedRequest, _Server, grey_png
+from amvicc.testing.fake_openai import Fault, RecordedRequest, _Server, grey_png, read_body
 
 ROUTES = ("sd3", "ultra", "core")
 PATH = "/v2beta/stable-image/generate/"
@@ -138,11 +138,8 @@ def _handler_for(fake: FakeStabilityServer) -> type[BaseHTTPRequestHandler]:
             """Silence the per-request log lines."""
 
         def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length)
-            if len(raw) < length:
-                # The client went away mid-body (killed): no request arrived, none is recorded.
-                self.close_connection = True
+            raw = read_body(self)
+            if raw is None:
                 return
             route = self.path.removeprefix(PATH)
             if not self.path.startswith(PATH) or route not in ROUTES:
